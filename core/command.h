@@ -1,0 +1,156 @@
+// core/command.h: the commands the lock state machine applies.
+//
+// A Command is what goes into the log: an envelope (the log-clock time the
+// primary stamped and, for mutating client requests, the idempotence key
+// (session, seq)) around one of the bodies below. Commands are plain values;
+// encode/decode to bytes lives in core/command_codec.h.
+//
+// Idempotence: a command with seq != 0 is remembered per session. Applying
+// the same (session, seq) again returns the first reply unchanged (with no
+// effects and no state change), even when the first reply was an error or a
+// queued wait that has since been granted (the reply then carries the grant).
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "core/types.h"
+
+namespace leasehold::core {
+
+// --- sessions -------------------------------------------------------------
+
+// Opens a session. Reply: session id. Not idempotent (there is no session yet
+// to key on); an orphan from a lost reply simply expires after its TTL.
+struct OpenSession {
+  std::uint64_t ttl_ms = 0;  // [limits.min_ttl_ms, limits.max_ttl_ms]
+  std::string owner;         // free-form label, <= limits.max_owner_bytes
+};
+
+// Closes a session cleanly: releases its locks (no lock-delay), drops its waits.
+struct CloseSession {
+  SessionId session = 0;
+};
+
+// Proposed by the primary when the session's monotonic deadline passed.
+// Releases its locks (applying each lock's lock-delay) and drops its waits.
+struct ExpireSession {
+  SessionId session = 0;
+};
+
+// Operator: like ExpireSession (lock-delay applies), reason "killed".
+struct KillSession {
+  SessionId session = 0;
+};
+
+// Changes a session's TTL (used by compat PEXPIRE). Reply: ok.
+struct SetSessionTtl {
+  SessionId session = 0;
+  std::uint64_t ttl_ms = 0;
+};
+
+// --- locks ----------------------------------------------------------------
+
+// Acquires `lock` for `session`.
+// Reply: kOk with token when granted now; kQueued when `wait` and not
+// grantable now (a later Granted effect carries the token); kWouldBlock when
+// not `wait` and not grantable now.
+// All holders and waiters of one lock must use the same mode (and the same
+// limit for semaphores); a mismatch is kConflict. A session that already holds
+// or waits for the lock gets kConflict.
+struct Acquire {
+  std::string lock;
+  SessionId session = 0;
+  LockMode mode = LockMode::kExclusive;
+  std::uint32_t limit = 1;     // semaphore permits; must be 1 unless kSemaphore
+  bool wait = false;           // queue when not grantable now
+  std::uint64_t wait_ms = 0;   // 0 = no deadline; else the primary proposes
+                               // TimeoutWait after wait_ms (stored for recovery)
+  std::uint64_t delay_ms = 0;  // lock-delay after this holder's session expires
+};
+
+// Releases a lock held by `session` with exactly `token`.
+// Reply: kOk; kStaleToken (and no change) if the session holds the lock with
+// another token or the token is not the holder's; kNotHolder if it does not
+// hold it.
+struct Release {
+  std::string lock;
+  SessionId session = 0;
+  Token token = 0;
+};
+
+// Cancels `session`'s queued wait on `lock`. Reply: kOk or kNotFound.
+struct CancelWait {
+  std::string lock;
+  SessionId session = 0;
+};
+
+// Proposed by the primary when a queued wait's deadline passed.
+// Reply: kOk if it was still queued (effect WaitEnded{timed_out}), else kNotFound.
+struct TimeoutWait {
+  std::string lock;
+  SessionId session = 0;
+};
+
+// Operator: removes every holder of `lock` (effect LockLost{revoked} for each,
+// no lock-delay), then grants waiters. Reply: kOk or kNotFound.
+struct Revoke {
+  std::string lock;
+};
+
+// Proposed by the primary when a lock-delay it was told about (WakeAt) ended.
+// Grants waiters of locks whose delay is over at the command's `now`.
+struct Tick {};
+
+// --- fenced key-value -----------------------------------------------------
+
+// Writes `value` under `key` only if `token` is a current holder's token of
+// `lock`. Reply: kOk with token; kStaleToken otherwise (no change).
+struct FencePut {
+  std::string key;
+  std::string value;
+  std::string lock;
+  Token token = 0;
+};
+
+// --- Redis-compatible efficiency locks ------------------------------------
+// A compat key is an exclusive lock named `key` held by an implicit session
+// (owner "compat") whose TTL is the key's PX; the key's value is stored with
+// it. Expiry is the session's expiry, proposed by the primary as usual.
+
+enum class CompatCondition : std::uint8_t { kNone = 0, kIfAbsent = 1 /*NX*/, kIfPresent = 2 /*XX*/ };
+
+// SET key value [NX|XX] [PX ttl_ms] [GET].
+// Reply: kOk with token (the new grant's) and, with return_old, the old value
+// (nullopt if there was none); kConflict when the condition fails (no change)
+// or when `key` is held through LOCK.ACQUIRE. ttl_ms 0 = no expiry.
+struct CompatSet {
+  std::string key;
+  std::string value;
+  std::uint64_t ttl_ms = 0;
+  CompatCondition condition = CompatCondition::kNone;
+  bool return_old = false;
+};
+
+// DEL key / DELIFEQ key value. Reply: kOk with count 1 if deleted, 0 if not.
+struct CompatDelete {
+  std::string key;
+  std::optional<std::string> if_value;  // DELIFEQ
+};
+
+using CommandBody = std::variant<OpenSession, CloseSession, ExpireSession, KillSession,
+                                 SetSessionTtl, Acquire, Release, CancelWait, TimeoutWait,
+                                 Revoke, Tick, FencePut, CompatSet, CompatDelete>;
+
+struct Command {
+  LogMillis now = 0;     // the primary's log clock when proposed
+  SessionId session = 0; // idempotence key owner (the requesting session), or 0
+  std::uint64_t seq = 0; // idempotence sequence, 0 = not idempotent
+  CommandBody body;
+};
+
+}  // namespace leasehold::core

@@ -1,0 +1,123 @@
+// core/state_machine.h: the pure, deterministic lock state machine.
+//
+// apply(command) -> reply + effects. No I/O, no clock, no threads, no
+// globals: the same sequence of commands from the same state always yields
+// the same replies, effects and state (byte-identical snapshots).
+//
+// Errors: a command that is malformed, breaks a limit, or is not allowed in
+// the current state yields Reply{kError} and changes nothing (the revision
+// included). apply() never throws and never crashes on any input value.
+//
+// Revision: every command applied without error bumps revision() by one; a
+// grant's token is the revision of the command that caused it (several
+// grants caused by one command, e.g. a release waking shared readers, share
+// it; tokens still strictly increase per lock).
+//
+// Thread-safety: none. One owner (the node's apply thread) uses it; the
+// const query methods may be called by that owner between applies.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/command.h"
+#include "core/reply.h"
+#include "core/types.h"
+#include "leasehold/status.h"
+
+namespace leasehold::core {
+
+struct SessionInfo {
+  SessionId id = 0;
+  std::uint64_t ttl_ms = 0;
+  std::string owner;
+  LogMillis opened_at = 0;
+  std::uint32_t held = 0;    // locks held
+  std::uint32_t waiting = 0; // queued waits
+  bool compat = false;       // implicit session of a compat key
+};
+
+struct HolderInfo {
+  SessionId session = 0;
+  std::string owner;
+  Token token = 0;
+  LogMillis acquired_at = 0;
+};
+
+struct WaiterInfo {
+  SessionId session = 0;
+  std::string owner;
+  std::uint64_t seq = 0;
+  LockMode mode = LockMode::kExclusive;
+  LogMillis queued_at = 0;
+  LogMillis deadline = 0;  // 0 = none
+};
+
+struct LockInfo {
+  std::string name;
+  LockMode mode = LockMode::kExclusive;
+  std::uint32_t limit = 1;
+  std::vector<HolderInfo> holders;   // in grant order
+  std::vector<WaiterInfo> waiters;   // FIFO
+  Token last_token = 0;              // highest token ever granted on this lock
+  LogMillis delay_until = 0;         // lock-delay in force until (0 = none)
+};
+
+struct FencedValue {
+  std::string value;
+  Token token = 0;  // the token that wrote it
+};
+
+struct CompatValue {
+  std::string value;
+  Token token = 0;
+  SessionId session = 0;  // the implicit session (its TTL is the key's)
+};
+
+class StateMachine {
+ public:
+  explicit StateMachine(Limits limits = {});
+  ~StateMachine();
+  StateMachine(StateMachine&&) noexcept;
+  StateMachine& operator=(StateMachine&&) noexcept;
+  StateMachine(const StateMachine&) = delete;
+  StateMachine& operator=(const StateMachine&) = delete;
+
+  ApplyResult apply(const Command& command);
+
+  Revision revision() const;
+  LogMillis last_now() const;  // highest Command::now applied
+  const Limits& limits() const;
+
+  // --- queries (no state change) ---
+  std::optional<SessionInfo> session(SessionId id) const;
+  std::vector<SessionInfo> sessions() const;  // ordered by id
+  std::optional<LockInfo> lock(std::string_view name) const;
+  // Locks whose name starts with `prefix`, in name order, at most `max`.
+  std::vector<LockInfo> locks(std::string_view prefix, std::size_t max) const;
+  std::optional<FencedValue> fence_get(std::string_view key) const;
+  std::optional<CompatValue> compat_get(std::string_view key) const;
+  std::size_t session_count() const;
+  std::size_t lock_count() const;
+
+  // Every pending timer the primary must (re)arm after recovery or promotion:
+  // SessionStarted for each live session, WaitDeadline for each queued wait
+  // with a deadline, WakeAt for each lock-delay in force.
+  std::vector<Effect> pending_timers() const;
+
+  // --- snapshot ---
+  // A versioned, checksummed binary image of the whole state.
+  std::string snapshot() const;
+  // Rebuilds a state machine; kCorruption on a bad checksum, version or layout.
+  static Result<StateMachine> restore(std::string_view bytes, Limits limits = {});
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace leasehold::core

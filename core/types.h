@@ -1,0 +1,53 @@
+// core/types.h: identifiers, lock modes and limits of the lock state machine.
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace leasehold::core {
+
+// A session id is the state machine revision at which the session was opened,
+// so it is unique and deterministic. 0 means "no session".
+using SessionId = std::uint64_t;
+
+// A fencing token is the state machine revision at which a grant was applied.
+// Every successfully applied command bumps the revision by one, so tokens are
+// unique and strictly increase across all locks.
+using Token = std::uint64_t;
+using Revision = std::uint64_t;
+
+// The log clock: milliseconds on a monotonic timeline stamped on each command
+// by the primary. It never goes backwards across the log (the primary keeps
+// it >= the last stamped value, also across restarts and failovers). Core
+// uses it only for display (held-for) and to schedule lock-delays; safety
+// never depends on it.
+using LogMillis = std::uint64_t;
+
+enum class LockMode : std::uint8_t {
+  kExclusive = 0,  // one holder
+  kShared = 1,     // many readers together; a queued writer blocks later readers
+  kSemaphore = 2,  // at most `limit` holders, granted in FIFO order
+};
+
+// Size and count limits. Breaking one yields kLimitExceeded and no change.
+struct Limits {
+  std::size_t max_name_bytes = 512;         // lock names and KV keys
+  std::size_t max_owner_bytes = 256;        // session owner labels
+  std::size_t max_value_bytes = 64 * 1024;  // fenced KV and compat values
+  std::size_t max_sessions = 1'000'000;
+  std::size_t max_locks = 1'000'000;        // locks that have holders or waiters
+  std::size_t max_fence_keys = 1'000'000;
+  std::size_t max_waiters_per_lock = 10'000;
+  std::size_t max_holders_per_lock = 10'000;  // shared holders / semaphore permits
+  std::uint64_t min_ttl_ms = 10;
+  std::uint64_t max_ttl_ms = 24ULL * 3600 * 1000;
+  std::uint64_t max_wait_ms = 24ULL * 3600 * 1000;
+  std::uint64_t max_delay_ms = 3600ULL * 1000;
+  // How many recent (seq -> reply) entries each session remembers for
+  // idempotent retries. A retry of an older seq gets kInvalidArgument.
+  std::size_t idempotence_window = 8;
+};
+
+}  // namespace leasehold::core
