@@ -1,0 +1,147 @@
+#include "tests/support/subprocess.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+namespace leasehold::testing {
+namespace {
+
+int decode_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+void redirect(const std::string& path, int fd) {
+  if (path.empty()) return;
+  int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (out >= 0) {
+    ::dup2(out, fd);
+    ::close(out);
+  }
+}
+
+}  // namespace
+
+Result<Subprocess> Subprocess::spawn(const std::vector<std::string>& argv,
+                                     const SpawnOptions& options) {
+  if (argv.empty()) return Status(ErrorCode::kInvalidArgument, "spawn: empty argv");
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
+    return Status(ErrorCode::kIoError, std::string("pipe2: ") + std::strerror(errno));
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    return Status(ErrorCode::kIoError, std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(pipefd[0]);
+    if (options.new_process_group) ::setpgid(0, 0);
+    ::signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (const auto& [k, v] : options.env) ::setenv(k.c_str(), v.c_str(), 1);
+    if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) {
+      int e = errno;
+      [[maybe_unused]] auto n = ::write(pipefd[1], &e, sizeof e);
+      ::_exit(127);
+    }
+    redirect(options.stdout_path, STDOUT_FILENO);
+    redirect(options.stderr_path, STDERR_FILENO);
+    ::execvp(args[0], args.data());
+    int e = errno;
+    [[maybe_unused]] auto n = ::write(pipefd[1], &e, sizeof e);
+    ::_exit(127);
+  }
+  ::close(pipefd[1]);
+  int child_errno = 0;
+  ssize_t n;
+  do {
+    n = ::read(pipefd[0], &child_errno, sizeof child_errno);
+  } while (n < 0 && errno == EINTR);
+  ::close(pipefd[0]);
+  if (n == static_cast<ssize_t>(sizeof child_errno)) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    return Status(ErrorCode::kIoError,
+                  "exec " + argv[0] + ": " + std::strerror(child_errno));
+  }
+  Subprocess child(pid);
+  child.group_ = options.new_process_group;
+  return child;
+}
+
+Subprocess::Subprocess(Subprocess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      status_(std::exchange(other.status_, std::nullopt)),
+      group_(other.group_) {}
+
+Subprocess& Subprocess::operator=(Subprocess&& other) noexcept {
+  if (this != &other) {
+    kill9();
+    pid_ = std::exchange(other.pid_, -1);
+    status_ = std::exchange(other.status_, std::nullopt);
+    group_ = other.group_;
+  }
+  return *this;
+}
+
+Subprocess::~Subprocess() {
+  // Grandchildren (e.g. a command run under `leasehold lock`) share the group.
+  if (pid_ > 0 && group_) ::kill(-pid_, SIGKILL);
+  kill9();
+}
+
+bool Subprocess::running() {
+  if (pid_ <= 0 || status_) return false;
+  int st = 0;
+  pid_t r = ::waitpid(pid_, &st, WNOHANG);
+  if (r == pid_) {
+    status_ = decode_status(st);
+    return false;
+  }
+  return r == 0;
+}
+
+void Subprocess::signal(int sig) const {
+  if (pid_ > 0 && !status_) ::kill(pid_, sig);
+}
+
+void Subprocess::signal_group(int sig) const {
+  if (pid_ > 0 && !status_) ::kill(-pid_, sig);
+}
+
+std::optional<int> Subprocess::wait(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return status_;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (!running()) return status_;
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void Subprocess::kill9() {
+  if (pid_ <= 0 || status_) return;
+  ::kill(pid_, SIGKILL);
+  ::kill(pid_, SIGCONT);
+  int st = 0;
+  while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+  }
+  status_ = decode_status(st);
+}
+
+}  // namespace leasehold::testing
