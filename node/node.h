@@ -1,0 +1,194 @@
+// node/node.h: a leasehold node: the lock state machine over a durable log.
+//
+// The node turns proposals into log appends and applies them, in log order,
+// to the core state machine once they are durable. It owns the primary's
+// timers (session expiry, wait deadlines, lock-delays), keepalives (in memory,
+// no log write) and snapshots. It does no I/O and reads no clock itself: the
+// Log does the storage, the Clock gives time, the Executor runs work on the
+// loop thread (node/clock.h).
+//
+// Embedded mode (this implementation): always primary.
+//
+// THREADING: one thread (the "loop thread") calls every method, and every
+// callback (ProposeDone, EffectListener, shutdown/read_barrier done) runs on
+// that thread, never inside the call that registered it... except where noted.
+// Log completions arrive on the log's thread and are handed back through the
+// Executor. The Node must be destroyed on the loop thread, after shutdown()'s
+// done ran; proposals still pending at destruction are dropped without a call.
+//
+// GROUP COMMIT: one log append is in flight at a time. Proposals that arrive
+// while it is in flight form the next batch (up to max_batch_commands /
+// max_batch_bytes). When an append is synced, its commands are applied in
+// order; for each command: apply, then its ProposeDone, then its effects to
+// the effect listener. So a reply is sent only after its command is durable
+// and applied.
+//
+// LOG CLOCK: propose() stamps Command::now with the log clock, in ms: it
+// continues from the highest value in the log (StateMachine::last_now()) at
+// open and advances with the Clock, so it never goes backwards, also across
+// restarts. Time spent down is not counted on it.
+//
+// TIMERS: the node proposes, by itself, ExpireSession when a session's
+// deadline (last keepalive or open + TTL, on the Clock) passed, TimeoutWait
+// when a queued wait's deadline passed, and Tick when a lock-delay ended. The
+// owner drives them: after any call into the node and after every posted task
+// ran, re-read next_timer_deadline() and arrange for run_due_timers() to be
+// called at (or after) that time (libuv: a uv_prepare handle that re-arms one
+// uv_timer). Calling run_due_timers() early or often is harmless.
+//
+// RESTART BOUND: after open() every live session gets its FULL TTL again,
+// counted from open (keepalives are not logged, so the last one is unknown).
+// A session whose holder died just before a crash is therefore expired at most
+// (downtime + TTL) after its last keepalive, never earlier than the old
+// process would have. Wait deadlines and lock-delays are kept on the log
+// clock, so their remaining time at the crash is kept (downtime not counted).
+//
+// ERRORS: a proposal that cannot be committed is answered (ProposeDone) with
+// Reply{kError} and no effects and is not applied:
+//   kUnavailable  shutting down; the log cannot serve now (retry later)
+//   kLimitExceeded more than max_pending_proposals waiting, or one command
+//                  larger than max_batch_bytes
+//   kIoError/kCorruption/kInternal  the log failed. The OUTCOME IS UNKNOWN (the
+//                  failed write may reappear after a restart; retry with the
+//                  same (session, seq) after restart is safe). The node then
+//                  STOPS taking writes for good (every later proposal gets
+//                  kUnavailable "node stopped: <cause>"); reads keep working.
+//                  stats().failure holds the cause; the process should restart.
+//   kConflict     the log says this node is no longer primary (etcd backend).
+// Errors of the state machine itself (kNotHolder, ...) are ordinary replies.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/command.h"
+#include "core/reply.h"
+#include "core/state_machine.h"
+#include "core/types.h"
+#include "leasehold/status.h"
+#include "log/log.h"
+#include "node/clock.h"
+
+namespace leasehold::node {
+
+enum class Role : std::uint8_t { kPrimary = 0, kStandby = 1 };
+// "primary" / "standby"
+std::string_view role_name(Role role);
+
+struct NodeOptions {
+  core::Limits limits{};
+  // Group commit: a batch holds at most this many commands / encoded bytes.
+  std::size_t max_batch_commands = 1024;
+  std::size_t max_batch_bytes = 4u << 20;
+  // Proposals waiting (queued + in flight) beyond this are refused (kLimitExceeded).
+  std::size_t max_pending_proposals = 100'000;
+  // Take a snapshot after this many applied commands or encoded bytes since
+  // the last one (0 disables that trigger). One snapshot is in flight at a time.
+  std::uint64_t snapshot_every_commands = 100'000;
+  std::uint64_t snapshot_every_bytes = 64u << 20;
+  // A timer proposal (ExpireSession/TimeoutWait/Tick) that failed with a
+  // retryable error is proposed again after this long.
+  std::chrono::milliseconds timer_retry{100};
+};
+
+struct NodeStats {
+  Role role = Role::kPrimary;
+  core::Revision applied_revision = 0;  // state machine revision
+  log::LogIndex applied_index = 0;      // last log entry applied
+  log::Position log;                    // the log's own view (first/last/snapshot)
+  std::uint64_t batches_committed = 0;  // appends synced and applied since open
+  std::uint64_t commands_committed = 0; // commands in those batches
+  double average_batch_commands = 0;    // commands_committed / batches_committed
+  std::size_t pending_proposals = 0;    // queued + in flight
+  std::uint64_t snapshots_saved = 0;    // since open
+  std::uint64_t replayed_entries = 0;   // log entries replayed at open
+  std::size_t timed_sessions = 0;       // sessions with a running expiry timer
+  Status failure;                       // non-OK once the node stopped taking writes
+};
+
+// Returned by keepalive()/remaining_ms() for a session that never expires
+// (a compat key without PX).
+inline constexpr std::uint64_t kNeverExpires = UINT64_MAX;
+
+class Node {
+ public:
+  using ProposeDone = std::function<void(const core::ApplyResult&)>;
+  using EffectListener = std::function<void(const core::Effect&)>;
+
+  // Recovers the state from `log` (latest snapshot, then every later entry),
+  // then arms the timers from StateMachine::pending_timers() (see RESTART
+  // BOUND). Runs synchronously on the calling thread, which becomes the loop
+  // thread. `clock` must outlive the Node; `post` see node/clock.h.
+  // Errors: the log's load/read errors (kCorruption naming the entry/file,
+  // kIoError); kCorruption if an entry does not decode or a snapshot does not
+  // restore.
+  static Result<std::unique_ptr<Node>> open(NodeOptions options, std::unique_ptr<log::Log> log,
+                                            Clock& clock, Executor post);
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Stamps `command.now` with the log clock and queues it for the next batch.
+  // `done` is called exactly once, on the loop thread, never inside this call:
+  // with the state machine's ApplyResult after the command is durable and
+  // applied, or with Reply{kError} (see ERRORS). `done` may be empty.
+  void propose(core::Command command, ProposeDone done);
+
+  // Receives every effect of every applied command, in order (after the
+  // command's ProposeDone). Replaces any previous listener. Not called during
+  // open()'s replay. The node also consumes SessionStarted/SessionTtlChanged/
+  // SessionEnded/WaitDeadline/Granted/WaitEnded/WakeAt for its timers.
+  void set_effect_listener(EffectListener listener);
+
+  // Keepalive, in memory: the session's deadline becomes now + TTL. Value:
+  // the remaining ms (= the TTL), or kNeverExpires. kSessionExpired if the
+  // session is not live, its deadline already passed, or its expiry is being
+  // proposed. Not logged.
+  Result<std::uint64_t> keepalive(core::SessionId session);
+
+  // Remaining ms until the session's deadline (0 if due), or kNeverExpires.
+  // kSessionExpired as for keepalive(). No side effect.
+  Result<std::uint64_t> remaining_ms(core::SessionId session) const;
+
+  // The earliest timer deadline, or nullopt when no timer is armed.
+  std::optional<TimePoint> next_timer_deadline() const;
+  // Proposes ExpireSession / TimeoutWait / Tick for every timer that is due
+  // (each at most once while its proposal is in flight).
+  void run_due_timers();
+
+  // The applied state, for queries on the loop thread. It holds exactly the
+  // durable commands (a pending proposal is not visible yet).
+  const core::StateMachine& state() const;
+
+  // The log clock now (ms), e.g. for "remaining lock-delay" displays.
+  core::LogMillis log_now() const;
+
+  // Calls `done` (on the loop thread, later) once every write acknowledged
+  // before this call is visible in state(): a linearizable-read barrier.
+  // Embedded: immediately OK. Errors: kUnavailable/kRedirect (etcd, later).
+  void read_barrier(std::function<void(Status)> done);
+
+  NodeStats stats() const;
+  Role role() const;
+  // "host:port" of the primary's client address; empty when this node is it.
+  std::string primary_address() const;
+
+  // Stops taking proposals (later ones get kUnavailable "shutting down"),
+  // commits what was already accepted (calling their done), waits for an
+  // in-flight snapshot, stops proposing timers, then calls `done` on the loop
+  // thread. Idempotent: a second call's done runs when the first one's does.
+  void shutdown(std::function<void()> done);
+
+ private:
+  class Impl;
+  explicit Node(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace leasehold::node
