@@ -31,7 +31,9 @@ struct OpenSession {
   std::string owner;         // free-form label, <= limits.max_owner_bytes
 };
 
-// Closes a session cleanly: releases its locks (no lock-delay), drops its waits.
+// Closes a session cleanly: releases its locks (no lock-delay, and no LockLost:
+// the owner asked for it), drops its waits (WaitEnded), SessionEnded{kClosed}.
+// Reply: kOk, or kSessionExpired if the session is not live.
 struct CloseSession {
   SessionId session = 0;
 };
@@ -59,9 +61,14 @@ struct SetSessionTtl {
 // Reply: kOk with token when granted now; kQueued when `wait` and not
 // grantable now (a later Granted effect carries the token); kWouldBlock when
 // not `wait` and not grantable now.
-// All holders and waiters of one lock must use the same mode (and the same
-// limit for semaphores); a mismatch is kConflict. A session that already holds
-// or waits for the lock gets kConflict.
+// A lock is either a read-write lock (kExclusive writers and kShared readers
+// mix on it: readers share, a writer is alone, a queued writer blocks readers
+// that arrive after it) or a semaphore (every request kSemaphore with the same
+// limit). Mixing the two kinds, or a different semaphore limit, is kConflict.
+// A session that already holds or waits for the lock gets kConflict.
+// Malformed (empty name, limit != 1 without kSemaphore, limit 0, wait_ms
+// without wait, unknown mode) is kInvalidArgument; an unknown/ended session is
+// kSessionExpired; a compat key's lock is kConflict.
 struct Acquire {
   std::string lock;
   SessionId session = 0;

@@ -46,6 +46,7 @@ struct HolderInfo {
   std::string owner;
   Token token = 0;
   LogMillis acquired_at = 0;
+  LockMode mode = LockMode::kExclusive;  // kShared for readers of a read-write lock
 };
 
 struct WaiterInfo {

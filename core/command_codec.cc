@@ -1,0 +1,177 @@
+// core/command_codec.cc: see command_codec.h. Type tag = index in CommandBody + 1.
+#include "core/command_codec.h"
+
+#include <type_traits>
+#include <utility>
+
+#include "core/byte_io.h"
+
+namespace leasehold::core {
+namespace {
+
+using detail::ByteReader;
+using detail::ByteWriter;
+
+struct BodyWriter {
+  ByteWriter& w;
+  void operator()(const OpenSession& b) { w.varint(b.ttl_ms); w.bytes(b.owner); }
+  void operator()(const CloseSession& b) { w.varint(b.session); }
+  void operator()(const ExpireSession& b) { w.varint(b.session); }
+  void operator()(const KillSession& b) { w.varint(b.session); }
+  void operator()(const SetSessionTtl& b) { w.varint(b.session); w.varint(b.ttl_ms); }
+  void operator()(const Acquire& b) {
+    w.bytes(b.lock);
+    w.varint(b.session);
+    w.u8(static_cast<std::uint8_t>(b.mode));
+    w.varint(b.limit);
+    w.boolean(b.wait);
+    w.varint(b.wait_ms);
+    w.varint(b.delay_ms);
+  }
+  void operator()(const Release& b) { w.bytes(b.lock); w.varint(b.session); w.varint(b.token); }
+  void operator()(const CancelWait& b) { w.bytes(b.lock); w.varint(b.session); }
+  void operator()(const TimeoutWait& b) { w.bytes(b.lock); w.varint(b.session); }
+  void operator()(const Revoke& b) { w.bytes(b.lock); }
+  void operator()(const Tick&) {}
+  void operator()(const FencePut& b) { w.bytes(b.key); w.bytes(b.value); w.bytes(b.lock); w.varint(b.token); }
+  void operator()(const CompatSet& b) {
+    w.bytes(b.key);
+    w.bytes(b.value);
+    w.varint(b.ttl_ms);
+    w.u8(static_cast<std::uint8_t>(b.condition));
+    w.boolean(b.return_old);
+  }
+  void operator()(const CompatDelete& b) {
+    w.bytes(b.key);
+    w.boolean(b.if_value.has_value());
+    if (b.if_value) w.bytes(*b.if_value);
+  }
+};
+
+struct BodyReader {
+  ByteReader& in;
+  std::string str() { return in.bytes(kMaxCodecString); }
+  void operator()(OpenSession& b) { b.ttl_ms = in.varint(); b.owner = str(); }
+  void operator()(CloseSession& b) { b.session = in.varint(); }
+  void operator()(ExpireSession& b) { b.session = in.varint(); }
+  void operator()(KillSession& b) { b.session = in.varint(); }
+  void operator()(SetSessionTtl& b) { b.session = in.varint(); b.ttl_ms = in.varint(); }
+  void operator()(Acquire& b) {
+    b.lock = str();
+    b.session = in.varint();
+    const std::uint8_t mode = in.u8();
+    if (mode > static_cast<std::uint8_t>(LockMode::kSemaphore)) in.fail();
+    b.mode = static_cast<LockMode>(mode);
+    b.limit = static_cast<std::uint32_t>(in.varint_max(0xffffffffULL));
+    b.wait = in.boolean();
+    b.wait_ms = in.varint();
+    b.delay_ms = in.varint();
+  }
+  void operator()(Release& b) { b.lock = str(); b.session = in.varint(); b.token = in.varint(); }
+  void operator()(CancelWait& b) { b.lock = str(); b.session = in.varint(); }
+  void operator()(TimeoutWait& b) { b.lock = str(); b.session = in.varint(); }
+  void operator()(Revoke& b) { b.lock = str(); }
+  void operator()(Tick&) {}
+  void operator()(FencePut& b) { b.key = str(); b.value = str(); b.lock = str(); b.token = in.varint(); }
+  void operator()(CompatSet& b) {
+    b.key = str();
+    b.value = str();
+    b.ttl_ms = in.varint();
+    const std::uint8_t cond = in.u8();
+    if (cond > static_cast<std::uint8_t>(CompatCondition::kIfPresent)) in.fail();
+    b.condition = static_cast<CompatCondition>(cond);
+    b.return_old = in.boolean();
+  }
+  void operator()(CompatDelete& b) {
+    b.key = str();
+    if (in.boolean()) b.if_value = str();
+  }
+};
+
+// Default-constructs the alternative with index `tag - 1`.
+template <std::size_t I = 0>
+bool body_for_tag(std::size_t tag, CommandBody& body) {
+  if constexpr (I < std::variant_size_v<CommandBody>) {
+    if (tag == I + 1) {
+      body.emplace<I>();
+      return true;
+    }
+    return body_for_tag<I + 1>(tag, body);
+  } else {
+    return false;
+  }
+}
+
+Status invalid(std::string what) { return Status(ErrorCode::kInvalidArgument, "command codec: " + std::move(what)); }
+
+}  // namespace
+
+void encode_command_to(const Command& c, std::string& out) {
+  ByteWriter w;
+  std::swap(w.buffer(), out);
+  w.u8(kCommandCodecVersion);
+  w.u8(static_cast<std::uint8_t>(c.body.index() + 1));
+  w.varint(c.now);
+  w.varint(c.session);
+  w.varint(c.seq);
+  std::visit(BodyWriter{w}, c.body);
+  std::swap(w.buffer(), out);
+}
+
+std::string encode_command(const Command& c) {
+  std::string out;
+  encode_command_to(c, out);
+  return out;
+}
+
+Result<Command> decode_command(std::string_view bytes) {
+  ByteReader in(bytes);
+  const std::uint8_t version = in.u8();
+  if (!in.ok()) return invalid("empty input");
+  if (version != kCommandCodecVersion) return invalid("unsupported version " + std::to_string(version));
+  const std::uint8_t tag = in.u8();
+  Command c;
+  if (!in.ok() || !body_for_tag(tag, c.body)) return invalid("unknown command type " + std::to_string(tag));
+  c.now = in.varint();
+  c.session = in.varint();
+  c.seq = in.varint();
+  std::visit(BodyReader{in}, c.body);
+  if (!in.ok()) return invalid("truncated or malformed command");
+  if (!in.at_end()) return invalid("trailing bytes after command");
+  return c;
+}
+
+std::string encode_batch(const std::vector<Command>& commands) {
+  ByteWriter w;
+  w.u8(kBatchCodecVersion);
+  w.varint(commands.size());
+  std::string one;
+  for (const Command& c : commands) {
+    one.clear();
+    encode_command_to(c, one);
+    w.bytes(one);
+  }
+  return w.take();
+}
+
+Result<std::vector<Command>> decode_batch(std::string_view bytes) {
+  ByteReader in(bytes);
+  const std::uint8_t version = in.u8();
+  if (!in.ok()) return invalid("empty batch");
+  if (version != kBatchCodecVersion) return invalid("unsupported batch version " + std::to_string(version));
+  const std::size_t n = in.count(4);  // a command is at least 6 bytes (+1 length)
+  if (!in.ok() || n > kMaxBatchCommands) return invalid("bad batch count");
+  std::vector<Command> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string one = in.bytes(kMaxCodecString);
+    if (!in.ok()) return invalid("truncated batch at command " + std::to_string(i));
+    Result<Command> c = decode_command(one);
+    if (!c.is_ok()) return invalid("command " + std::to_string(i) + ": " + c.status().message());
+    out.push_back(std::move(c).value());
+  }
+  if (!in.at_end()) return invalid("trailing bytes after batch");
+  return out;
+}
+
+}  // namespace leasehold::core

@@ -1,0 +1,105 @@
+// core/compat.cc: Redis-style efficiency locks (SET NX PX / DEL / DELIFEQ).
+// A compat key is an exclusive lock named `key` held by an implicit session
+// (owner "compat", flagged compat, TTL = PX, 0 = never expires) that holds
+// nothing else; the value lives in CoreState::compat. Ending that session
+// (expire, kill, DEL, overwrite) frees the key.
+#include <optional>
+#include <string>
+
+#include "core/state.h"
+
+namespace leasehold::core::detail {
+namespace {
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+Reply check_value(const Limits& lim, std::string_view value) {
+  if (value.size() > lim.max_value_bytes) {
+    return Reply::fail(ErrorCode::kLimitExceeded, "value is " + num(value.size()) +
+                                                      " bytes, over max_value_bytes " +
+                                                      num(lim.max_value_bytes));
+  }
+  return Reply::ok();
+}
+
+}  // namespace
+
+Reply apply_compat_set(Ctx& c, const CompatSet& set) {
+  const Limits& lim = c.s.limits;
+  if (!name_ok(lim, set.key)) return bad_name(lim, "key", set.key);
+  if (Reply r = check_value(lim, set.value); r.is_error()) return r;
+  if (set.ttl_ms != 0 && set.ttl_ms < lim.min_ttl_ms) {
+    return Reply::fail(ErrorCode::kInvalidArgument,
+                       "ttl_ms " + num(set.ttl_ms) + " is under min_ttl_ms " + num(lim.min_ttl_ms));
+  }
+  if (set.ttl_ms > lim.max_ttl_ms) {
+    return Reply::fail(ErrorCode::kLimitExceeded,
+                       "ttl_ms " + num(set.ttl_ms) + " is over max_ttl_ms " + num(lim.max_ttl_ms));
+  }
+  if (set.condition > CompatCondition::kIfPresent) {
+    return Reply::fail(ErrorCode::kInvalidArgument,
+                       "unknown SET condition " + num(static_cast<std::uint8_t>(set.condition)));
+  }
+  const CompatValue* old = nullptr;
+  if (const auto lit = c.s.locks.find(set.key); lit != c.s.locks.end()) {
+    if (!lit->second.compat) {
+      const bool busy = !lit->second.holders.empty() || !lit->second.waiters.empty();
+      return Reply::fail(ErrorCode::kConflict,
+                         "key '" + set.key + "' " +
+                             (busy ? "is held through LOCK.ACQUIRE" : "is under a lock-delay"));
+    }
+    old = &c.s.compat.find(set.key)->second;
+  }
+  if (set.condition == CompatCondition::kIfAbsent && old != nullptr) {
+    return Reply::fail(ErrorCode::kConflict, "key '" + set.key + "' exists (NX)");
+  }
+  if (set.condition == CompatCondition::kIfPresent && old == nullptr) {
+    return Reply::fail(ErrorCode::kConflict, "key '" + set.key + "' does not exist (XX)");
+  }
+  if (old == nullptr && c.s.sessions.size() >= lim.max_sessions) {
+    return Reply::fail(ErrorCode::kLimitExceeded, "session count " + num(c.s.sessions.size()) +
+                                                      " is at max_sessions " + num(lim.max_sessions));
+  }
+  if (old == nullptr && c.s.locks.size() >= lim.max_locks) {
+    return Reply::fail(ErrorCode::kLimitExceeded, "lock count " + num(c.s.locks.size()) +
+                                                      " is at max_locks " + num(lim.max_locks));
+  }
+
+  Reply reply;
+  if (set.return_old && old != nullptr) reply.value = old->value;
+  if (old != nullptr) end_session(c, old->session, EndKind::kReplace);  // frees key, lock, value
+
+  Session& sess = c.s.sessions[c.rev];
+  sess.ttl_ms = set.ttl_ms;
+  sess.opened_at = c.now;
+  sess.owner = "compat";
+  sess.compat = true;
+  const auto it = c.s.locks.try_emplace(set.key).first;
+  Lock& l = it->second;
+  l.compat = true;
+  l.holders.push_back(Holder{c.rev, c.rev, c.now, 0, 0, LockMode::kExclusive});
+  l.last_token = c.rev;
+  sess.locks.push_back(&*it);
+  c.s.compat[set.key] = CompatValue{set.value, c.rev, c.rev};
+  c.effects.emplace_back(SessionStarted{c.rev, set.ttl_ms});
+  reply.token = c.rev;
+  reply.session = c.rev;
+  return reply;
+}
+
+Reply apply_compat_delete(Ctx& c, const CompatDelete& del) {
+  const Limits& lim = c.s.limits;
+  if (!name_ok(lim, del.key)) return bad_name(lim, "key", del.key);
+  if (del.if_value) {
+    if (Reply r = check_value(lim, *del.if_value); r.is_error()) return r;
+  }
+  Reply reply;
+  const auto it = c.s.compat.find(del.key);
+  if (it == c.s.compat.end()) return reply;  // absent (or held natively): 0 deleted
+  if (del.if_value && *del.if_value != it->second.value) return reply;
+  end_session(c, it->second.session, EndKind::kClose);
+  reply.count = 1;
+  return reply;
+}
+
+}  // namespace leasehold::core::detail

@@ -1,0 +1,122 @@
+// core/queries.cc: read-only views of the state (no state change).
+#include <algorithm>
+
+#include "core/state.h"
+
+namespace leasehold::core {
+namespace {
+
+using detail::CoreState;
+using detail::LockEntry;
+using detail::Session;
+
+SessionInfo session_info(SessionId id, const Session& s) {
+  SessionInfo info;
+  info.id = id;
+  info.ttl_ms = s.ttl_ms;
+  info.owner = s.owner;
+  info.opened_at = s.opened_at;
+  info.compat = s.compat;
+  for (const LockEntry* e : s.locks) {
+    const auto& holders = e->second.holders;
+    const bool holds = std::any_of(holders.begin(), holders.end(),
+                                   [id](const detail::Holder& h) { return h.session == id; });
+    (holds ? info.held : info.waiting) += 1;
+  }
+  return info;
+}
+
+std::string owner_of(const CoreState& s, SessionId id) {
+  const auto it = s.sessions.find(id);
+  return it == s.sessions.end() ? std::string() : it->second.owner;
+}
+
+LockInfo lock_info(const CoreState& s, const LockEntry& e) {
+  const detail::Lock& l = e.second;
+  LockInfo info;
+  info.name = e.first;
+  info.limit = l.limit;
+  info.last_token = l.last_token;
+  info.delay_until = l.delay_until;
+  if (l.semaphore) {
+    info.mode = LockMode::kSemaphore;
+  } else if (!l.holders.empty()) {
+    info.mode = l.holders.front().mode;
+  } else if (!l.waiters.empty()) {
+    info.mode = l.waiters.front().mode;
+  }
+  for (const detail::Holder& h : l.holders) {
+    info.holders.push_back(HolderInfo{h.session, owner_of(s, h.session), h.token, h.acquired_at, h.mode});
+  }
+  for (const detail::Waiter& w : l.waiters) {
+    info.waiters.push_back(
+        WaiterInfo{w.session, owner_of(s, w.session), w.seq, w.mode, w.queued_at, w.deadline});
+  }
+  return info;
+}
+
+}  // namespace
+
+std::optional<SessionInfo> StateMachine::session(SessionId id) const {
+  const auto it = s_->sessions.find(id);
+  if (it == s_->sessions.end()) return std::nullopt;
+  return session_info(id, it->second);
+}
+
+std::vector<SessionInfo> StateMachine::sessions() const {
+  std::vector<SessionInfo> out;
+  out.reserve(s_->sessions.size());
+  for (const auto& [id, sess] : s_->sessions) out.push_back(session_info(id, sess));
+  std::sort(out.begin(), out.end(), [](const SessionInfo& a, const SessionInfo& b) { return a.id < b.id; });
+  return out;
+}
+
+std::optional<LockInfo> StateMachine::lock(std::string_view name) const {
+  const auto it = s_->locks.find(name);
+  if (it == s_->locks.end()) return std::nullopt;
+  return lock_info(*s_, *it);
+}
+
+std::vector<LockInfo> StateMachine::locks(std::string_view prefix, std::size_t max) const {
+  std::vector<const LockEntry*> matches;
+  for (const LockEntry& e : s_->locks) {
+    if (std::string_view(e.first).starts_with(prefix)) matches.push_back(&e);
+  }
+  const auto by_name = [](const LockEntry* a, const LockEntry* b) { return a->first < b->first; };
+  const std::size_t n = std::min(max, matches.size());
+  std::partial_sort(matches.begin(), matches.begin() + static_cast<std::ptrdiff_t>(n), matches.end(),
+                    by_name);
+  std::vector<LockInfo> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) out.push_back(lock_info(*s_, *matches[i]));
+  return out;
+}
+
+std::optional<FencedValue> StateMachine::fence_get(std::string_view key) const {
+  const auto it = s_->fence.find(key);
+  if (it == s_->fence.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<CompatValue> StateMachine::compat_get(std::string_view key) const {
+  const auto it = s_->compat.find(key);
+  if (it == s_->compat.end()) return std::nullopt;
+  return it->second;
+}
+
+std::size_t StateMachine::session_count() const { return s_->sessions.size(); }
+std::size_t StateMachine::lock_count() const { return s_->locks.size(); }
+
+std::vector<Effect> StateMachine::pending_timers() const {
+  std::vector<Effect> out;
+  for (const SessionInfo& info : sessions()) out.emplace_back(SessionStarted{info.id, info.ttl_ms});
+  for (const LockInfo& info : locks("", s_->locks.size())) {
+    for (const WaiterInfo& w : info.waiters) {
+      if (w.deadline != 0) out.emplace_back(WaitDeadline{info.name, w.session, w.deadline});
+    }
+  }
+  for (const auto& [at, name] : s_->delayed) out.emplace_back(WakeAt{at});
+  return out;
+}
+
+}  // namespace leasehold::core

@@ -1,0 +1,162 @@
+// core/sessions.cc: session lifecycle (open, close, expire, kill, TTL) and
+// end_session, which releases a session's locks and drops its waits.
+//
+// Effects when a session ends (in order, per lock in name order, then the end):
+//   close    : no LockLost (the owner asked for it), WaitEnded{kSessionEnded},
+//              Granted for waiters that now hold, SessionEnded{kClosed}.
+//   expire   : LockLost{kExpired} + lock-delay (WakeAt) per holder with a delay,
+//              WaitEnded, Granted, SessionEnded{kExpired}.
+//   kill     : as expire with kKilled.
+//   replace  : (compat SET over a compat key) LockLost{kReplaced}, SessionEnded{kClosed}.
+//   revoke   : (LOCK.REVOKE of a compat key) LockLost{kRevoked}, SessionEnded{kKilled}.
+#include <algorithm>
+#include <string>
+
+#include "core/state.h"
+
+namespace leasehold::core::detail {
+namespace {
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+Reply check_ttl(const Limits& lim, std::uint64_t ttl_ms) {
+  if (ttl_ms == 0) return Reply::fail(ErrorCode::kInvalidArgument, "ttl_ms must be > 0");
+  if (ttl_ms < lim.min_ttl_ms) {
+    return Reply::fail(ErrorCode::kInvalidArgument,
+                       "ttl_ms " + num(ttl_ms) + " is under min_ttl_ms " + num(lim.min_ttl_ms));
+  }
+  if (ttl_ms > lim.max_ttl_ms) {
+    return Reply::fail(ErrorCode::kLimitExceeded,
+                       "ttl_ms " + num(ttl_ms) + " is over max_ttl_ms " + num(lim.max_ttl_ms));
+  }
+  return Reply::ok();
+}
+
+LossReason loss_reason(EndKind kind) {
+  switch (kind) {
+    case EndKind::kExpire: return LossReason::kExpired;
+    case EndKind::kKill: return LossReason::kKilled;
+    case EndKind::kReplace: return LossReason::kReplaced;
+    case EndKind::kRevoke: return LossReason::kRevoked;
+    case EndKind::kClose: break;
+  }
+  return LossReason::kClosed;
+}
+
+SessionEndReason end_reason(EndKind kind) {
+  switch (kind) {
+    case EndKind::kExpire: return SessionEndReason::kExpired;
+    case EndKind::kKill:
+    case EndKind::kRevoke: return SessionEndReason::kKilled;
+    case EndKind::kClose:
+    case EndKind::kReplace: break;
+  }
+  return SessionEndReason::kClosed;
+}
+
+Reply end_by_operator(Ctx& c, SessionId id, EndKind kind) {
+  if (c.s.sessions.find(id) == c.s.sessions.end()) {
+    return Reply::fail(ErrorCode::kNotFound, "session " + num(id) + " does not exist");
+  }
+  end_session(c, id, kind);
+  return Reply::ok();
+}
+
+}  // namespace
+
+void end_session(Ctx& c, SessionId id, EndKind kind) {
+  const auto sit = c.s.sessions.find(id);
+  if (sit == c.s.sessions.end()) return;
+  Session& sess = sit->second;
+  std::vector<LockEntry*> links = std::move(sess.locks);
+  sess.locks.clear();
+  // Canonical order (independent of how the links were built or restored).
+  std::sort(links.begin(), links.end(),
+            [](const LockEntry* a, const LockEntry* b) { return a->first < b->first; });
+  if (sess.compat) {
+    for (const LockEntry* e : links) c.s.compat.erase(e->first);
+  }
+  const bool applies_delay = kind == EndKind::kExpire || kind == EndKind::kKill;
+  for (LockEntry* e : links) {
+    Lock& l = e->second;
+    const auto h = std::find_if(l.holders.begin(), l.holders.end(),
+                                [id](const Holder& x) { return x.session == id; });
+    if (h != l.holders.end()) {
+      const Holder holder = *h;
+      l.holders.erase(h);
+      if (kind != EndKind::kClose) {
+        c.effects.emplace_back(LockLost{e->first, id, holder.token, loss_reason(kind)});
+      }
+      if (applies_delay && holder.delay_ms > 0) {
+        const LogMillis until = std::max(l.delay_until, saturating_add(c.now, holder.delay_ms));
+        set_delay(c.s, *e, until);
+        c.effects.emplace_back(WakeAt{until});
+      }
+    } else {
+      const auto w = std::find_if(l.waiters.begin(), l.waiters.end(),
+                                  [id](const Waiter& x) { return x.session == id; });
+      if (w != l.waiters.end()) {
+        const std::uint64_t seq = w->seq;
+        l.waiters.erase(w);
+        c.effects.emplace_back(WaitEnded{e->first, id, seq, WaitEndReason::kSessionEnded});
+      }
+    }
+    grant_waiters(c, *e);
+  }
+  c.effects.emplace_back(SessionEnded{id, end_reason(kind)});
+  c.s.sessions.erase(id);
+}
+
+Reply apply_open_session(Ctx& c, const OpenSession& o) {
+  const Limits& lim = c.s.limits;
+  if (Reply r = check_ttl(lim, o.ttl_ms); r.is_error()) return r;
+  if (o.owner.size() > lim.max_owner_bytes) {
+    return Reply::fail(ErrorCode::kLimitExceeded, "owner is " + num(o.owner.size()) +
+                                                      " bytes, over max_owner_bytes " +
+                                                      num(lim.max_owner_bytes));
+  }
+  if (c.s.sessions.size() >= lim.max_sessions) {
+    return Reply::fail(ErrorCode::kLimitExceeded, "session count " + num(c.s.sessions.size()) +
+                                                      " is at max_sessions " + num(lim.max_sessions));
+  }
+  Session& sess = c.s.sessions[c.rev];
+  sess.ttl_ms = o.ttl_ms;
+  sess.opened_at = c.now;
+  sess.owner = o.owner;
+  c.effects.emplace_back(SessionStarted{c.rev, o.ttl_ms});
+  Reply r;
+  r.session = c.rev;
+  return r;
+}
+
+Reply apply_close_session(Ctx& c, const CloseSession& o) {
+  if (c.s.sessions.find(o.session) == c.s.sessions.end()) {
+    return Reply::fail(ErrorCode::kSessionExpired, "session " + num(o.session) + " is not live");
+  }
+  end_session(c, o.session, EndKind::kClose);
+  return Reply::ok();
+}
+
+Reply apply_expire_session(Ctx& c, const ExpireSession& o) {
+  return end_by_operator(c, o.session, EndKind::kExpire);
+}
+
+Reply apply_kill_session(Ctx& c, const KillSession& o) {
+  return end_by_operator(c, o.session, EndKind::kKill);
+}
+
+Reply apply_set_ttl(Ctx& c, const SetSessionTtl& o) {
+  const auto sit = c.s.sessions.find(o.session);
+  if (sit == c.s.sessions.end()) {
+    return Reply::fail(ErrorCode::kSessionExpired, "session " + num(o.session) + " is not live");
+  }
+  // A compat key may have no expiry (ttl 0), like a Redis key without PX.
+  if (!(sit->second.compat && o.ttl_ms == 0)) {
+    if (Reply r = check_ttl(c.s.limits, o.ttl_ms); r.is_error()) return r;
+  }
+  sit->second.ttl_ms = o.ttl_ms;
+  c.effects.emplace_back(SessionTtlChanged{o.session, o.ttl_ms});
+  return Reply::ok();
+}
+
+}  // namespace leasehold::core::detail

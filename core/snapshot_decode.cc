@@ -1,0 +1,194 @@
+// core/snapshot_decode.cc: parses and cross-checks a snapshot body (after the
+// magic, version and checksum were verified by snapshot.cc). Every length is
+// bounded by the bytes that remain; every reference is checked, so restore()
+// never builds a state that breaks the state machine's invariants.
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/byte_io.h"
+#include "core/state.h"
+
+namespace leasehold::core::detail {
+namespace snapshot_io {
+Reply read_reply(ByteReader& in);
+std::size_t max_string();
+}  // namespace snapshot_io
+
+namespace {
+
+Status corrupt(const std::string& what) { return Status(ErrorCode::kCorruption, "snapshot: " + what); }
+
+bool read_mode(ByteReader& in, LockMode& mode) {
+  const std::uint8_t m = in.u8();
+  if (m > static_cast<std::uint8_t>(LockMode::kSemaphore)) return false;
+  mode = static_cast<LockMode>(m);
+  return in.ok();
+}
+
+Status read_sessions(ByteReader& in, CoreState& s) {
+  const std::size_t n = in.count(6);
+  SessionId prev = 0;
+  for (std::size_t i = 0; i < n && in.ok(); ++i) {
+    const SessionId id = in.varint();
+    if (!in.ok()) break;
+    if (id <= prev || id > s.revision) return corrupt("session id " + std::to_string(id) + " out of order");
+    prev = id;
+    Session& sess = s.sessions[id];
+    sess.ttl_ms = in.varint();
+    sess.opened_at = in.varint();
+    sess.compat = in.boolean();
+    sess.owner = in.bytes(snapshot_io::max_string());
+    if (sess.ttl_ms == 0 && !sess.compat) return corrupt("session with ttl 0");
+    if (in.boolean()) {
+      sess.idem = std::make_unique<IdemWindow>();
+      sess.idem->high = in.varint();
+      const std::size_t m = in.count(10);
+      std::uint64_t prev_seq = 0;
+      for (std::size_t k = 0; k < m && in.ok(); ++k) {
+        const std::uint64_t seq = in.varint();
+        if (in.ok() && (seq <= prev_seq || seq > sess.idem->high)) return corrupt("idempotence seq order");
+        prev_seq = seq;
+        sess.idem->entries.push_back(IdemEntry{seq, snapshot_io::read_reply(in)});
+      }
+    }
+  }
+  return in.ok() ? Status() : corrupt("malformed sessions");
+}
+
+// Holders and waiters of one lock: sessions exist, none twice, links built.
+Status read_members(ByteReader& in, CoreState& s, LockEntry& e) {
+  Lock& l = e.second;
+  std::vector<SessionId> members;
+  const std::size_t nh = in.count(6);
+  for (std::size_t i = 0; i < nh && in.ok(); ++i) {
+    Holder h;
+    h.session = in.varint();
+    h.token = in.varint();
+    h.acquired_at = in.varint();
+    h.delay_ms = in.varint();
+    h.seq = in.varint();
+    if (!read_mode(in, h.mode)) return corrupt("bad holder mode");
+    if (h.token > l.last_token || h.token > s.revision) return corrupt("holder token above revision");
+    l.holders.push_back(h);
+    members.push_back(h.session);
+  }
+  const std::size_t nw = in.count(6);
+  for (std::size_t i = 0; i < nw && in.ok(); ++i) {
+    Waiter w;
+    w.session = in.varint();
+    w.seq = in.varint();
+    w.queued_at = in.varint();
+    w.deadline = in.varint();
+    w.delay_ms = in.varint();
+    if (!read_mode(in, w.mode)) return corrupt("bad waiter mode");
+    l.waiters.push_back(w);
+    members.push_back(w.session);
+  }
+  if (!in.ok()) return corrupt("malformed lock members");
+  for (SessionId id : members) {
+    const auto it = s.sessions.find(id);
+    if (it == s.sessions.end()) return corrupt("lock '" + e.first + "' names unknown session");
+    if (it->second.compat != l.compat) return corrupt("compat session mismatch on '" + e.first + "'");
+    it->second.locks.push_back(&e);
+  }
+  std::sort(members.begin(), members.end());
+  if (std::adjacent_find(members.begin(), members.end()) != members.end()) {
+    return corrupt("session twice in lock '" + e.first + "'");
+  }
+  return Status();
+}
+
+Status check_lock_shape(const std::string& name, const Lock& l) {
+  if (l.limit == 0 || (!l.semaphore && l.limit != 1)) return corrupt("bad limit on '" + name + "'");
+  if (l.holders.empty() && l.waiters.empty() && l.delay_until == 0) return corrupt("idle lock '" + name + "'");
+  const auto bad_mode = [&l](LockMode m) { return (m == LockMode::kSemaphore) != l.semaphore; };
+  for (const Holder& h : l.holders) {
+    if (bad_mode(h.mode)) return corrupt("holder mode on '" + name + "'");
+    if (h.mode == LockMode::kExclusive && l.holders.size() != 1) return corrupt("exclusive shared on '" + name + "'");
+  }
+  for (const Waiter& w : l.waiters) {
+    if (bad_mode(w.mode)) return corrupt("waiter mode on '" + name + "'");
+  }
+  if (l.semaphore && l.holders.size() > l.limit) return corrupt("semaphore over limit on '" + name + "'");
+  if (l.compat && (l.holders.size() != 1 || !l.waiters.empty() || l.delay_until != 0)) {
+    return corrupt("compat lock shape on '" + name + "'");
+  }
+  return Status();
+}
+
+Status read_locks(ByteReader& in, CoreState& s) {
+  const std::size_t n = in.count(8);
+  std::string prev;
+  for (std::size_t i = 0; i < n && in.ok(); ++i) {
+    std::string name = in.bytes(snapshot_io::max_string());
+    if (!in.ok()) break;
+    if (name.empty() || (i > 0 && name <= prev)) return corrupt("lock names out of order");
+    const std::uint8_t flags = in.u8();
+    if (flags > 3) return corrupt("bad lock flags");
+    const auto it = s.locks.try_emplace(name).first;
+    Lock& l = it->second;
+    l.semaphore = (flags & 1U) != 0;
+    l.compat = (flags & 2U) != 0;
+    l.limit = static_cast<std::uint32_t>(in.varint_max(std::numeric_limits<std::uint32_t>::max()));
+    l.last_token = in.varint();
+    l.delay_until = in.varint();
+    if (Status st = read_members(in, s, *it); !st.is_ok()) return st;
+    if (Status st = check_lock_shape(name, l); !st.is_ok()) return st;
+    if (l.delay_until != 0) s.delayed.emplace(l.delay_until, name);
+    prev = std::move(name);
+  }
+  return in.ok() ? Status() : corrupt("malformed locks");
+}
+
+Status read_values(ByteReader& in, CoreState& s) {
+  std::size_t n = in.count(3);
+  std::string prev;
+  for (std::size_t i = 0; i < n && in.ok(); ++i) {
+    std::string key = in.bytes(snapshot_io::max_string());
+    if (in.ok() && (key.empty() || (i > 0 && key <= prev))) return corrupt("fence keys out of order");
+    FencedValue& v = s.fence[key];
+    v.value = in.bytes(snapshot_io::max_string());
+    v.token = in.varint();
+    prev = std::move(key);
+  }
+  n = in.count(4);
+  for (std::size_t i = 0; i < n && in.ok(); ++i) {
+    std::string key = in.bytes(snapshot_io::max_string());
+    if (in.ok() && (key.empty() || (i > 0 && key <= prev))) return corrupt("compat keys out of order");
+    CompatValue& v = s.compat[key];
+    v.value = in.bytes(snapshot_io::max_string());
+    v.token = in.varint();
+    v.session = in.varint();
+    const auto lit = s.locks.find(key);
+    if (in.ok() && (lit == s.locks.end() || !lit->second.compat ||
+                    lit->second.holders.front().session != v.session ||
+                    lit->second.holders.front().token != v.token)) {
+      return corrupt("compat key '" + key + "' does not match its lock");
+    }
+    prev = std::move(key);
+  }
+  return in.ok() ? Status() : corrupt("malformed values");
+}
+
+}  // namespace
+
+Status decode_snapshot_body(ByteReader& in, CoreState& s) {
+  s.revision = in.varint();
+  s.last_now = in.varint();
+  if (!in.ok()) return corrupt("malformed header");
+  if (Status st = read_sessions(in, s); !st.is_ok()) return st;
+  if (Status st = read_locks(in, s); !st.is_ok()) return st;
+  if (Status st = read_values(in, s); !st.is_ok()) return st;
+  if (!in.at_end()) return corrupt("trailing bytes");
+  std::size_t compat_locks = 0;
+  for (const auto& [name, l] : s.locks) compat_locks += l.compat ? 1 : 0;
+  if (compat_locks != s.compat.size()) return corrupt("compat lock without value");
+  for (const auto& [id, sess] : s.sessions) {
+    if (sess.compat && sess.locks.size() != 1) return corrupt("compat session without its key");
+  }
+  return Status();
+}
+
+}  // namespace leasehold::core::detail

@@ -1,0 +1,173 @@
+// core/state.h: the internal state of the lock state machine and the
+// handlers that change it (one .cc per concept: sessions, locks, compat,
+// fence_kv, snapshot). Not part of the public API; only core/*.cc include it.
+//
+// Handler contract: a handler either returns an error Reply and has changed
+// NOTHING, or returns a success Reply after applying its change. So every
+// handler validates completely before it mutates.
+//
+// Ownership: sessions refer to the locks they hold or wait for through
+// pointers to the nodes of CoreState::locks (stable in std::unordered_map).
+// A lock is erased only when it has no holders and no waiters, so no session
+// ever points at an erased lock.
+//
+// Thread-safety: none (see state_machine.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/command.h"
+#include "core/reply.h"
+#include "core/state_machine.h"
+#include "core/types.h"
+
+namespace leasehold::core::detail {
+
+// Heterogeneous (string_view) lookup for string-keyed maps.
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <typename V>
+using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
+struct Holder {
+  SessionId session = 0;
+  Token token = 0;
+  LogMillis acquired_at = 0;
+  std::uint64_t delay_ms = 0;  // lock-delay if this holder's session expires/is killed
+  std::uint64_t seq = 0;       // the Acquire's idempotence seq (0 = none)
+  LockMode mode = LockMode::kExclusive;
+};
+
+struct Waiter {
+  SessionId session = 0;
+  std::uint64_t seq = 0;
+  LogMillis queued_at = 0;
+  LogMillis deadline = 0;  // 0 = none
+  std::uint64_t delay_ms = 0;
+  LockMode mode = LockMode::kExclusive;
+};
+
+// A lock exists while it has holders or waiters or a lock-delay in force.
+// Read-write locks mix kExclusive and kShared requests; a semaphore lock takes
+// only kSemaphore requests with the same limit.
+struct Lock {
+  std::vector<Holder> holders;  // in grant order
+  std::vector<Waiter> waiters;  // FIFO in commit order
+  Token last_token = 0;         // highest token granted while this lock existed
+  LogMillis delay_until = 0;    // 0 = no lock-delay
+  std::uint32_t limit = 1;      // semaphore permits (1 for read-write locks)
+  bool semaphore = false;
+  bool compat = false;          // held by a compat key's implicit session
+};
+
+using LockMap = StringMap<Lock>;
+using LockEntry = LockMap::value_type;  // std::pair<const std::string, Lock>
+
+struct IdemEntry {
+  std::uint64_t seq = 0;
+  Reply reply;
+};
+
+// The last `Limits::idempotence_window` replies of one session, by seq.
+struct IdemWindow {
+  std::uint64_t high = 0;           // highest seq recorded
+  std::vector<IdemEntry> entries;   // unordered, at most window entries
+};
+
+struct Session {
+  std::uint64_t ttl_ms = 0;  // 0 only for compat sessions: never expires
+  LogMillis opened_at = 0;
+  std::string owner;
+  std::vector<LockEntry*> locks;       // locks this session holds or waits for
+  std::unique_ptr<IdemWindow> idem;    // allocated on the first seq != 0
+  bool compat = false;
+};
+
+struct CoreState {
+  explicit CoreState(Limits l) : limits(l) {}
+
+  Limits limits;
+  Revision revision = 0;
+  LogMillis last_now = 0;
+  std::unordered_map<SessionId, Session> sessions;
+  LockMap locks;
+  StringMap<FencedValue> fence;
+  StringMap<CompatValue> compat;
+  // (delay_until, lock name) of every lock with a lock-delay in force.
+  std::set<std::pair<LogMillis, std::string>, std::less<>> delayed;
+};
+
+// One apply() in progress.
+struct Ctx {
+  CoreState& s;
+  const Command& cmd;
+  LogMillis now;  // max(cmd.now, s.last_now)
+  Revision rev;   // s.revision + 1: the revision (token) if this command applies
+  std::vector<Effect>& effects;
+};
+
+// --- shared helpers (state_machine.cc, locks.cc) ---
+// True if `name` is a valid lock/key name (non-empty, within max_name_bytes).
+bool name_ok(const Limits& limits, std::string_view name);
+// The error reply for an invalid name; `what` is "lock name" or "key".
+Reply bad_name(const Limits& limits, std::string_view what, std::string_view name);
+// The reply cached for a waiter's Acquire is replaced by the grant/the end.
+void update_cached_reply(CoreState& s, SessionId session, std::uint64_t seq, const Reply& reply);
+LogMillis saturating_add(LogMillis a, std::uint64_t b);
+
+// --- locks.cc ---
+Reply apply_acquire(Ctx& c, const Acquire& a);
+Reply apply_release(Ctx& c, const Release& r);
+Reply apply_cancel_wait(Ctx& c, const CancelWait& w);
+Reply apply_timeout_wait(Ctx& c, const TimeoutWait& w);
+Reply apply_revoke(Ctx& c, const Revoke& r);
+// Grants queued waiters of `entry` (strict FIFO) unless a lock-delay is in
+// force at c.now; then erases the lock if it is idle. Returns false if erased.
+bool grant_waiters(Ctx& c, LockEntry& entry);
+// Ends lock-delays that are over at c.now and grants their waiters.
+void sweep_delays(Ctx& c);
+void set_delay(CoreState& s, LockEntry& entry, LogMillis until);
+void clear_delay(CoreState& s, LockEntry& entry);
+void erase_session_link(Session& session, const LockEntry* entry);
+// Reason a holder loses its lock when its session ends (see sessions.cc).
+enum class EndKind : std::uint8_t { kClose, kExpire, kKill, kReplace, kRevoke };
+// Removes `session_id` from every lock it holds or waits for, with effects,
+// then erases the session and its compat value (if any).
+void end_session(Ctx& c, SessionId session_id, EndKind kind);
+
+// --- sessions.cc ---
+Reply apply_open_session(Ctx& c, const OpenSession& o);
+Reply apply_close_session(Ctx& c, const CloseSession& o);
+Reply apply_expire_session(Ctx& c, const ExpireSession& o);
+Reply apply_kill_session(Ctx& c, const KillSession& o);
+Reply apply_set_ttl(Ctx& c, const SetSessionTtl& o);
+
+// --- fence_kv.cc ---
+Reply apply_fence_put(Ctx& c, const FencePut& p);
+
+// --- compat.cc ---
+Reply apply_compat_set(Ctx& c, const CompatSet& set);
+Reply apply_compat_delete(Ctx& c, const CompatDelete& del);
+
+// --- snapshot.cc ---
+std::string encode_snapshot(const CoreState& s);
+// Fills an empty `out` (whose limits are set); kCorruption on any bad byte.
+Status decode_snapshot(std::string_view bytes, CoreState& out);
+
+}  // namespace leasehold::core::detail
+
+namespace leasehold::core {
+struct StateMachine::State : detail::CoreState {
+  using detail::CoreState::CoreState;
+};
+}  // namespace leasehold::core
