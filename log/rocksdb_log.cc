@@ -1,0 +1,313 @@
+#include "log/rocksdb_log.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "log/log_format.h"
+#include "log/snapshot_file.h"
+
+namespace leasehold::log {
+namespace {
+
+Status from_rocks(const rocksdb::Status& s, const std::string& what) {
+  const ErrorCode code = s.IsCorruption() ? ErrorCode::kCorruption : ErrorCode::kIoError;
+  return Status(code, what + ": " + s.ToString());
+}
+
+class RocksLog final : public Log {
+ public:
+  explicit RocksLog(RocksLogOptions options) : options_(std::move(options)) {}
+  ~RocksLog() override;
+
+  Status open();
+  void append(std::string batch, AppendDone done) override;
+  Status read(LogIndex from, const Visitor& visit) override;
+  void save_snapshot(LogIndex index, std::string bytes, StatusDone done) override;
+  Result<std::optional<Snapshot>> load_snapshot() override;
+  Position position() const override { return {first_.load(), last_.load(), snapshot_.load()}; }
+  std::string describe() const override { return "rocksdb " + options_.dir; }
+
+ private:
+  struct Task {
+    bool is_append = true;
+    bool reject = false;  // a second append while one was in flight
+    LogIndex index = 0;   // snapshot index
+    std::string bytes;
+    AppendDone append_done;
+    StatusDone snapshot_done;
+  };
+
+  Status load_latest_snapshot();
+  Status scan_entries();
+  void enqueue(Task task);
+  void writer_loop();
+  Result<LogIndex> do_append(const std::string& batch);
+  Status do_snapshot(LogIndex index, const std::string& bytes);
+  std::string db_dir() const { return options_.dir + "/rocksdb"; }
+
+  const RocksLogOptions options_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::atomic<LogIndex> first_{0};
+  std::atomic<LogIndex> last_{0};
+  std::atomic<LogIndex> snapshot_{0};
+  std::optional<Snapshot> opened_snapshot_;  // verified at open, handed out once
+  std::atomic<int> appends_in_flight_{0};
+  Status failed_;  // writer thread only: set after a failed write, never cleared
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Task> queue_;
+  bool stopping_ = false;
+  std::thread writer_;
+};
+
+RocksLog::~RocksLog() {
+  if (writer_.joinable()) {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_one();
+    writer_.join();
+  }
+  if (db_) {
+    (void)db_->Close();
+    db_.reset();
+  }
+}
+
+Status RocksLog::open() {
+  std::error_code ec;
+  std::filesystem::create_directories(options_.dir, ec);
+  if (ec) return Status(ErrorCode::kIoError, "create " + options_.dir + ": " + ec.message());
+  if (Status st = load_latest_snapshot(); !st) return st;
+
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.paranoid_checks = true;
+  // Drop only a torn record at the very end of the WAL (never acknowledged,
+  // since every append is synced before its callback); fail on anything else.
+  o.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  o.compression = rocksdb::kNoCompression;
+  o.max_background_jobs = 2;
+  o.write_buffer_size = 16u << 20;
+  o.keep_log_file_num = 2;
+  o.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  rocksdb::DB* raw = nullptr;
+  const rocksdb::Status s = rocksdb::DB::Open(o, db_dir(), &raw);
+  if (!s.ok()) return from_rocks(s, "open rocksdb " + db_dir());
+  db_.reset(raw);
+  if (Status st = scan_entries(); !st) return st;
+  writer_ = std::thread([this] { writer_loop(); });
+  return Status::ok();
+}
+
+Status RocksLog::load_latest_snapshot() {
+  auto files = list_snapshot_files(options_.dir, /*remove_temp=*/true);
+  if (!files) return files.status();
+  if (files->empty()) return Status::ok();
+  const SnapshotFileName& newest = files->back();
+  auto snap = read_snapshot_file(newest.path, newest.index);
+  if (!snap) return snap.status();
+  // Older snapshots are leftovers of a crash between rename and cleanup.
+  for (std::size_t i = 0; i + 1 < files->size(); ++i) {
+    std::error_code ec;
+    std::filesystem::remove((*files)[i].path, ec);
+  }
+  snapshot_ = newest.index;
+  opened_snapshot_ = std::move(snap.value());
+  return Status::ok();
+}
+
+Status RocksLog::scan_entries() {
+  const LogIndex snap = snapshot_.load();
+  LogIndex first = 0;
+  LogIndex prev = 0;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto index = decode_entry_key(it->key().ToStringView());
+    if (!index) return Status(ErrorCode::kCorruption, db_dir() + ": " + index.status().message());
+    if (prev != 0 && *index != prev + 1) {
+      return Status(ErrorCode::kCorruption, db_dir() + ": gap: " + describe_entry(*index) +
+                                                " follows entry " + std::to_string(prev));
+    }
+    if (auto payload = decode_entry_value(*index, it->value().ToStringView()); !payload) {
+      return Status(ErrorCode::kCorruption, db_dir() + ": " + payload.status().message());
+    }
+    if (first == 0) first = *index;
+    prev = *index;
+  }
+  if (!it->status().ok()) return from_rocks(it->status(), "scan " + db_dir());
+  if (first != 0 && first > snap + 1) {
+    return Status(ErrorCode::kCorruption,
+                  db_dir() + ": log starts at " + describe_entry(first) + " but " +
+                      (snap == 0 ? std::string("there is no snapshot")
+                                 : "the snapshot " + snapshot_path(options_.dir, snap) +
+                                       " ends at entry " + std::to_string(snap)));
+  }
+  if (first != 0 && first <= snap) {
+    // Entries covered by the snapshot whose deletion did not happen (crash).
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    const rocksdb::Status s = db_->DeleteRange(wo, db_->DefaultColumnFamily(),
+                                               encode_entry_key(first), encode_entry_key(snap + 1));
+    if (!s.ok()) return from_rocks(s, "truncate " + db_dir());
+    first = prev > snap ? snap + 1 : 0;
+  }
+  first_ = first;
+  last_ = prev > snap ? prev : snap;
+  return Status::ok();
+}
+
+void RocksLog::enqueue(Task task) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
+void RocksLog::append(std::string batch, AppendDone done) {
+  Task task;
+  task.is_append = true;
+  task.reject = appends_in_flight_.fetch_add(1) > 0;
+  task.bytes = std::move(batch);
+  task.append_done = std::move(done);
+  enqueue(std::move(task));
+}
+
+void RocksLog::save_snapshot(LogIndex index, std::string bytes, StatusDone done) {
+  Task task;
+  task.is_append = false;
+  task.index = index;
+  task.bytes = std::move(bytes);
+  task.snapshot_done = std::move(done);
+  enqueue(std::move(task));
+}
+
+void RocksLog::writer_loop() {
+  for (;;) {
+    Task task;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything issued is done
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    if (task.is_append) {
+      Result<LogIndex> result =
+          task.reject ? Result<LogIndex>(ErrorCode::kInternal, "append while another append is in flight")
+                      : do_append(task.bytes);
+      appends_in_flight_.fetch_sub(1);
+      if (task.append_done) task.append_done(std::move(result));
+    } else {
+      Status st = do_snapshot(task.index, task.bytes);
+      if (task.snapshot_done) task.snapshot_done(std::move(st));
+    }
+  }
+}
+
+Result<LogIndex> RocksLog::do_append(const std::string& batch) {
+  if (!failed_.is_ok()) {
+    return Status(ErrorCode::kIoError, "log stopped after an earlier write error: " + failed_.message());
+  }
+  if (batch.size() > options_.max_entry_bytes) {
+    return Status(ErrorCode::kLimitExceeded, "log entry of " + std::to_string(batch.size()) +
+                                                 " bytes exceeds " +
+                                                 std::to_string(options_.max_entry_bytes));
+  }
+  const LogIndex index = last_.load() + 1;
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  const rocksdb::Status s = db_->Put(wo, encode_entry_key(index), encode_entry_value(index, batch));
+  if (!s.ok()) {
+    failed_ = from_rocks(s, "write " + describe_entry(index) + " to " + db_dir());
+    return Status(ErrorCode::kIoError, failed_.message());
+  }
+  if (first_.load() == 0) first_ = index;
+  last_ = index;
+  return index;
+}
+
+Status RocksLog::do_snapshot(LogIndex index, const std::string& bytes) {
+  if (index <= snapshot_.load() || index > last_.load()) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "snapshot index " + std::to_string(index) + " outside (" +
+                      std::to_string(snapshot_.load()) + ", " + std::to_string(last_.load()) + "]");
+  }
+  if (Status st = write_snapshot_file(options_.dir, index, bytes); !st) return st;
+  const LogIndex previous = snapshot_.exchange(index);
+  // The new snapshot is durable: entries <= index and the old file may go.
+  const LogIndex first = first_.load();
+  if (first != 0) {
+    rocksdb::WriteOptions wo;  // not synced: if lost, open() deletes them again
+    const rocksdb::Status s = db_->DeleteRange(wo, db_->DefaultColumnFamily(),
+                                               encode_entry_key(first), encode_entry_key(index + 1));
+    if (!s.ok()) return from_rocks(s, "truncate " + db_dir() + " up to " + describe_entry(index));
+    first_ = last_.load() > index ? index + 1 : 0;
+  }
+  if (previous != 0) {
+    std::error_code ec;
+    std::filesystem::remove(snapshot_path(options_.dir, previous), ec);
+  }
+  return Status::ok();
+}
+
+Status RocksLog::read(LogIndex from, const Visitor& visit) {
+  if (from == 0) from = 1;
+  const LogIndex snap = snapshot_.load();
+  if (from <= snap) {
+    return Status(ErrorCode::kNotFound, "entries up to " + std::to_string(snap) +
+                                            " were replaced by the snapshot; read from " +
+                                            std::to_string(snap + 1));
+  }
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  LogIndex expect = from;
+  for (it->Seek(encode_entry_key(from)); it->Valid(); it->Next()) {
+    auto index = decode_entry_key(it->key().ToStringView());
+    if (!index) return Status(ErrorCode::kCorruption, db_dir() + ": " + index.status().message());
+    if (*index != expect) {
+      return Status(ErrorCode::kCorruption, db_dir() + ": gap: expected entry " +
+                                                std::to_string(expect) + ", found " +
+                                                describe_entry(*index));
+    }
+    auto payload = decode_entry_value(*index, it->value().ToStringView());
+    if (!payload) return Status(ErrorCode::kCorruption, db_dir() + ": " + payload.status().message());
+    if (Status st = visit(*index, *payload); !st) return st;
+    ++expect;
+  }
+  if (!it->status().ok()) return from_rocks(it->status(), "read " + db_dir());
+  return Status::ok();
+}
+
+Result<std::optional<Snapshot>> RocksLog::load_snapshot() {
+  if (opened_snapshot_) {
+    std::optional<Snapshot> out = std::move(opened_snapshot_);
+    opened_snapshot_.reset();
+    return out;
+  }
+  const LogIndex snap = snapshot_.load();
+  if (snap == 0) return std::optional<Snapshot>();
+  auto loaded = read_snapshot_file(snapshot_path(options_.dir, snap), snap);
+  if (!loaded) return loaded.status();
+  return std::optional<Snapshot>(std::move(loaded.value()));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Log>> open_rocksdb_log(const RocksLogOptions& options) {
+  if (options.dir.empty()) return Status(ErrorCode::kInvalidArgument, "log directory is empty");
+  auto log = std::make_unique<RocksLog>(options);
+  if (Status st = log->open(); !st) return st;
+  return std::unique_ptr<Log>(std::move(log));
+}
+
+}  // namespace leasehold::log
