@@ -1,0 +1,65 @@
+// bench/load/load_runner.h: runs one cell of the load benchmark: one
+// workload against one server with C concurrent clients.
+//
+// Every client is its own thread with its own TCP connection. All clients
+// connect and run setup() first; then they start together, run step() in a
+// loop through a warm-up and a measured window, and stop by themselves when
+// the window ends. A cycle counts when it completes inside the measured
+// window. A client that is blocked when the window ends (leasehold WAIT 0)
+// finishes its cycle (the lock is handed on within the drain bound), so the
+// server is left clean; the connection's I/O timeout bounds every call.
+//
+// Workloads:
+//   kOwnLock  (W1) client i acquires and releases its own lock i.
+//   kOneLock  (W2) all clients contend for one lock.
+//
+// Errors: never fails as a whole; a client that hits an error stops and the
+// first error is reported in CellResult::error (its cycles so far count).
+// Thread-safety: run_cell() may be called from any thread; it blocks until
+// every client thread has joined.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/load/resp_connection.h"
+
+namespace leasehold::bench {
+
+enum class System : std::uint8_t { kLeasehold, kRedis };
+enum class Workload : std::uint8_t { kOwnLock, kOneLock };
+
+struct CellOptions {
+  System system = System::kRedis;
+  Workload workload = Workload::kOwnLock;
+  Endpoint endpoint;
+  int clients = 1;
+  std::chrono::milliseconds warmup{200};
+  std::chrono::milliseconds duration{3000};
+  std::chrono::milliseconds io_timeout{15000};
+  // Redis spin-lock: pause between failed SET NX attempts (0: pure spin).
+  std::chrono::microseconds retry_delay{0};
+  std::int64_t lease_ms = 10000;  // Redis PX and leasehold session TTL
+  // Prefix of lock names / keys; make it unique per cell, because a
+  // leasehold server keeps its state between cells.
+  std::string name_prefix = "bench";
+};
+
+struct CellResult {
+  std::uint64_t total = 0;                 // cycles completed in the window
+  double ops_per_s = 0;                    // total / measured seconds
+  std::vector<std::uint64_t> per_client;   // cycles per client in the window
+  std::string error;                       // first client error, "" if none
+
+  bool ok() const { return error.empty(); }
+  std::uint64_t max_per_client() const;
+  std::uint64_t min_per_client() const;
+  // max/min grants per client; +infinity when some client got none.
+  double fairness() const;
+};
+
+CellResult run_cell(const CellOptions& options);
+
+}  // namespace leasehold::bench

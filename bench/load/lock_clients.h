@@ -1,0 +1,87 @@
+// bench/load/lock_clients.h: the per-client lock loops of the load driver.
+//
+// A LockClient runs one lock cycle per step(): acquire a lock, then release
+// it with the returned token/value. Two implementations:
+//
+//   LeaseholdLockClient  SESSION.OPEN once (setup), then per step
+//                        LOCK.ACQUIRE name session [WAIT 0] -> token and
+//                        LOCK.RELEASE name session token; SESSION.CLOSE at the end.
+//                        With WAIT 0 the server queues the client (FIFO
+//                        hand-off) and the reply arrives when it is granted.
+//   RedisLockClient      SET key <random> NX PX lease, retried after
+//                        `retry_delay` while it returns nil (the spin-lock of
+//                        redis-py / Redlock-style client libraries), then the
+//                        standard compare-and-delete EVAL script.
+//
+// step() returns true when one acquire+release cycle completed, false when
+// `give_up` passed before the lock could be taken (spin-lock only), and an
+// error Status when a reply was not what the protocol promises (the message
+// quotes the reply). After an error the client is unusable.
+//
+// Ownership: each client owns its connection. Thread-safety: none; one thread
+// per client.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "bench/load/resp_connection.h"
+#include "leasehold/status.h"
+
+namespace leasehold::bench {
+
+using Clock = std::chrono::steady_clock;
+
+class LockClient {
+ public:
+  virtual ~LockClient() = default;
+  // Before the measured window (e.g. open the session).
+  virtual Status setup() = 0;
+  virtual Result<bool> step(Clock::time_point give_up) = 0;
+  // After the window (e.g. close the session). Best effort.
+  virtual Status finish() = 0;
+};
+
+class LeaseholdLockClient final : public LockClient {
+ public:
+  // `wait`: send WAIT 0 (block until granted) instead of trying once.
+  LeaseholdLockClient(RespConnection conn, std::string lock_name, std::string owner,
+                      std::int64_t session_ttl_ms, bool wait);
+  Status setup() override;
+  Result<bool> step(Clock::time_point give_up) override;
+  Status finish() override;
+
+ private:
+  RespConnection conn_;
+  std::string lock_name_;
+  std::string owner_;
+  std::string ttl_text_;
+  bool wait_;
+  std::string session_;  // decimal id from SESSION.OPEN
+};
+
+class RedisLockClient final : public LockClient {
+ public:
+  // `retry_delay` zero: retry at once (a pure spin).
+  RedisLockClient(RespConnection conn, std::string key, std::int64_t lease_ms,
+                  std::chrono::microseconds retry_delay, std::uint64_t seed);
+  Status setup() override { return Status::ok(); }
+  Result<bool> step(Clock::time_point give_up) override;
+  Status finish() override { return Status::ok(); }
+
+ private:
+  RespConnection conn_;
+  std::string key_;
+  std::string lease_text_;
+  std::chrono::microseconds retry_delay_;
+  std::mt19937_64 rng_;
+};
+
+// The compare-and-delete release script used by Redis lock libraries.
+inline constexpr const char* kRedisReleaseScript =
+    "if redis.call('get',KEYS[1])==ARGV[1] then return redis.call('del',KEYS[1]) "
+    "else return 0 end";
+
+}  // namespace leasehold::bench

@@ -1,0 +1,129 @@
+// leasehold_loadbench: drives leasehold and Redis servers that are already
+// running with the same lock workloads in one run and prints a side-by-side
+// table (see docs/bench.md; bench/run_load.sh starts the servers).
+//
+// Exit status: 0 when every cell ran cleanly, 1 when some cell hit an error
+// (the table still prints), 2 on bad usage.
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <iostream>
+
+#include "bench/load/report.h"
+#include "bench/load/suite.h"
+
+namespace {
+
+using leasehold::bench::Endpoint;
+using leasehold::bench::SuiteOptions;
+using leasehold::bench::System;
+using leasehold::bench::Target;
+
+bool add_target(SuiteOptions& o, const std::string& name, System system,
+                const std::string& address) {
+  if (address.empty()) return true;
+  auto endpoint = Endpoint::parse(address);
+  if (!endpoint) {
+    std::cerr << "leasehold_loadbench: --" << name << ": " << endpoint.status().message() << '\n';
+    return false;
+  }
+  o.targets.push_back(Target{name, system, endpoint.value()});
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"leasehold_loadbench: leasehold vs Redis lock workloads, side by side"};
+  std::string leasehold_addr, always_addr, default_addr, csv_path;
+  std::vector<int> clients = {1, 8, 32};
+  std::vector<std::string> workloads = {"W1", "W2", "W3"};
+  std::vector<long long> spin_retry_us = {100000, 0};
+  long long duration_ms = 3000, warmup_ms = 200, io_timeout_ms = 15000, lease_ms = 10000;
+  long long w3_requests = 0;
+  std::string redis_benchmark = "redis-benchmark";
+  bool quiet = false;
+
+  app.add_option("--leasehold", leasehold_addr, "leasehold server host:port");
+  app.add_option("--redis-always", always_addr,
+                 "redis-server host:port running appendonly yes, appendfsync always");
+  app.add_option("--redis-default", default_addr, "redis-server host:port, default config");
+  app.add_option("--clients", clients, "client counts (threads = connections)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--workloads", workloads, "subset of W1,W2,W3")->delimiter(',');
+  app.add_option("--spin-retry-us", spin_retry_us,
+                 "W2 Redis spin-lock retry delays in microseconds, one row each (0: no sleep)")
+      ->delimiter(',')
+      ->check(CLI::Range(0LL, 10000000LL));
+  app.add_option("--duration-ms", duration_ms, "measured window per cell")
+      ->check(CLI::Range(100LL, 600000LL));
+  app.add_option("--warmup-ms", warmup_ms, "unmeasured start of each cell")
+      ->check(CLI::Range(0LL, 60000LL));
+  app.add_option("--io-timeout-ms", io_timeout_ms, "bound on every reply wait")
+      ->check(CLI::Range(100LL, 600000LL));
+  app.add_option("--lease-ms", lease_ms, "Redis PX and leasehold session TTL")
+      ->check(CLI::Range(100LL, 3600000LL));
+  app.add_option("--w3-requests", w3_requests,
+                 "redis-benchmark -n per W3 cell (0: sized from the W1 rate)")
+      ->check(CLI::Range(0LL, 100000000LL));
+  app.add_option("--redis-benchmark", redis_benchmark, "redis-benchmark binary");
+  app.add_option("--csv", csv_path, "also write the results as CSV to this file");
+  app.add_flag("--quiet", quiet, "no progress lines on stderr");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  SuiteOptions o;
+  if (!add_target(o, "leasehold", System::kLeasehold, leasehold_addr) ||
+      !add_target(o, "redis-always", System::kRedis, always_addr) ||
+      !add_target(o, "redis-default", System::kRedis, default_addr)) {
+    return 2;
+  }
+  if (o.targets.empty()) {
+    std::cerr << "leasehold_loadbench: give at least one of --leasehold, --redis-always, "
+                 "--redis-default\n";
+    return 2;
+  }
+  o.clients = clients;
+  o.w1 = o.w2 = o.w3 = false;
+  for (const auto& w : workloads) {
+    if (w == "W1" || w == "w1") o.w1 = true;
+    else if (w == "W2" || w == "w2") o.w2 = true;
+    else if (w == "W3" || w == "w3") o.w3 = true;
+    else {
+      std::cerr << "leasehold_loadbench: unknown workload '" << w << "' (W1, W2, W3)\n";
+      return 2;
+    }
+  }
+  o.spin_retry_delays.clear();
+  for (auto us : spin_retry_us) o.spin_retry_delays.emplace_back(us);
+  o.duration = std::chrono::milliseconds(duration_ms);
+  o.warmup = std::chrono::milliseconds(warmup_ms);
+  o.io_timeout = std::chrono::milliseconds(io_timeout_ms);
+  o.lease_ms = lease_ms;
+  o.w3_requests = w3_requests;
+  o.redis_benchmark = redis_benchmark;
+  o.name_prefix = "loadbench:" + std::to_string(::getpid());
+  if (!quiet) o.progress = [](const std::string& line) { std::cerr << line << std::endl; };
+
+  auto rows = leasehold::bench::run_suite(o);
+  std::cout << "\nduration " << duration_ms << " ms per cell (+" << warmup_ms
+            << " ms warm-up); W1 = lock cycles/s (acquire+release), W2 = grants/s "
+               "(r = Redis retry delay), W3 = redis-benchmark SET NX PX requests/s\n\n";
+  std::cout << leasehold::bench::format_table(rows, o.targets) << '\n';
+  std::cout << leasehold::bench::format_goals(rows);
+  if (!csv_path.empty()) {
+    std::ofstream csv(csv_path);
+    csv << leasehold::bench::format_csv(rows, o.targets);
+    if (!csv) {
+      std::cerr << "leasehold_loadbench: cannot write " << csv_path << '\n';
+      return 1;
+    }
+  }
+  return leasehold::bench::any_errors(rows) ? 1 : 0;
+}
