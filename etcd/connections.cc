@@ -1,0 +1,132 @@
+#include "etcd/connections.h"
+
+#include <grpc/support/time.h>
+
+namespace leasehold::etcd::detail {
+namespace {
+
+constexpr int kMaxReceiveBytes = 32 * 1024 * 1024;
+
+std::shared_ptr<grpc::Channel> make_channel(const std::string& target) {
+  grpc::ChannelArguments args;
+  // Reconnect quickly after a member restarts (gRPC's default backoff grows to 120 s).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // Detect a silent (stopped or partitioned) member under long-lived
+  // streams. etcd rejects pings more often than every 5 s by default.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 6000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 3000);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
+  // Each client owns its connections (no sharing through the global pool).
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+}
+
+const char* grpc_code_name(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED: return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return "grpc error";
+  }
+}
+
+}  // namespace
+
+Connections::Connections(const std::vector<std::string>& targets, std::chrono::milliseconds call_timeout)
+    : call_timeout_(call_timeout) {
+  endpoints_.reserve(targets.size());
+  for (const std::string& target : targets) {
+    Endpoint ep;
+    ep.target = target;
+    ep.channel = make_channel(target);
+    ep.kv = etcdserverpb::KV::NewStub(ep.channel);
+    ep.lease = etcdserverpb::Lease::NewStub(ep.channel);
+    ep.watch = etcdserverpb::Watch::NewStub(ep.channel);
+    endpoints_.push_back(std::move(ep));
+  }
+}
+
+void Connections::advance_from(std::size_t failed) {
+  std::size_t expected = failed % endpoints_.size();
+  current_.compare_exchange_strong(expected, (expected + 1) % endpoints_.size(),
+                                   std::memory_order_relaxed);
+}
+
+Status Connections::unary(std::string_view what, Retry retry, const Attempt& attempt) {
+  const Clock::time_point deadline = Clock::now() + call_timeout_;
+  const std::size_t start = current();
+  Status last(ErrorCode::kUnavailable, "etcd unavailable: " + std::string(what) + ": deadline passed");
+  for (std::size_t i = 0; i < endpoints_.size(); ++i) {
+    const std::size_t index = (start + i) % endpoints_.size();
+    Endpoint& ep = endpoints_[index];
+    if (Clock::now() >= deadline) break;
+    const bool was_connected = ep.channel->GetState(false) == GRPC_CHANNEL_READY;
+    grpc::ClientContext context;
+    set_deadline(context, deadline);
+    const grpc::Status status = attempt(ep, context);
+    if (status.ok()) {
+      mark_good(index);
+      return Status::ok();
+    }
+    last = to_status(status, what, ep.target);
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE &&
+        status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+      return last;  // etcd answered: an error about the request itself
+    }
+    advance_from(index);
+    if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) break;
+    if (retry == Retry::kMutation && was_connected) {
+      return Status(ErrorCode::kUnavailable, last.message() + " (outcome unknown)");
+    }
+  }
+  return last;
+}
+
+void set_deadline(grpc::ClientContext& context, Clock::time_point deadline) {
+  auto remaining = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
+  if (remaining.count() < 0) remaining = std::chrono::microseconds(0);
+  context.set_deadline(gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                                    gpr_time_from_micros(remaining.count(), GPR_TIMESPAN)));
+}
+
+Status to_status(const grpc::Status& status, std::string_view what, std::string_view target) {
+  const std::string detail = std::string(what) + " via " + std::string(target) + ": " +
+                             grpc_code_name(status.error_code()) + ": " + status.error_message();
+  switch (status.error_code()) {
+    case grpc::StatusCode::OK: return Status::ok();
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::CANCELLED:
+      return Status(ErrorCode::kUnavailable, "etcd unavailable: " + detail);
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return Status(ErrorCode::kInvalidArgument, "etcd rejected " + detail);
+    case grpc::StatusCode::NOT_FOUND:
+      return Status(ErrorCode::kNotFound, "etcd: " + detail);
+    case grpc::StatusCode::OUT_OF_RANGE:  // compacted or future revision
+      return Status(ErrorCode::kNotFound, "etcd: " + detail);
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return Status(ErrorCode::kConflict, "etcd: " + detail);
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return Status(ErrorCode::kLimitExceeded, "etcd: " + detail);
+    default:
+      return Status(ErrorCode::kInternal, "etcd: " + detail);
+  }
+}
+
+}  // namespace leasehold::etcd::detail

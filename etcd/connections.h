@@ -1,0 +1,79 @@
+// etcd/connections.h: INTERNAL to etcd/ (includes gRPC; never include it
+// from other layers). One gRPC channel and stub set per endpoint, the
+// failover rule for unary calls, deadlines and the gRPC -> Status mapping.
+//
+// Failover rule for unary calls (one deadline for the whole call, all
+// attempts included):
+//   - The call starts at the current endpoint (the last one that worked).
+//   - kIdempotent (reads): on UNAVAILABLE the next endpoint is tried.
+//   - kMutation (writes): on UNAVAILABLE the next endpoint is tried only if
+//     the channel was not connected (state != READY) when the attempt
+//     started, i.e. the request cannot have reached etcd. Otherwise the
+//     outcome is unknown and the error is returned (message says so).
+//   - DEADLINE_EXCEEDED ends the call. Every failure moves the current
+//     endpoint on, so the next call starts elsewhere (a SIGSTOPped member
+//     costs one timeout, not every call).
+// Thread-safety: all members are safe to call concurrently (gRPC stubs are
+// thread-safe; the current index is atomic).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "etcd_api.grpc.pb.h"
+#include "leasehold/status.h"
+
+namespace leasehold::etcd::detail {
+
+using Clock = std::chrono::steady_clock;
+
+struct Endpoint {
+  std::string target;  // "127.0.0.1:2379"
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<etcdserverpb::KV::Stub> kv;
+  std::unique_ptr<etcdserverpb::Lease::Stub> lease;
+  std::unique_ptr<etcdserverpb::Watch::Stub> watch;
+};
+
+enum class Retry : std::uint8_t { kIdempotent, kMutation };
+
+using Attempt = std::function<grpc::Status(Endpoint&, grpc::ClientContext&)>;
+
+class Connections {
+ public:
+  Connections(const std::vector<std::string>& targets, std::chrono::milliseconds call_timeout);
+
+  std::size_t size() const { return endpoints_.size(); }
+  std::chrono::milliseconds call_timeout() const { return call_timeout_; }
+  Endpoint& endpoint(std::size_t index) { return endpoints_[index % endpoints_.size()]; }
+  // Index of the endpoint new calls and streams start on.
+  std::size_t current() const { return current_.load(std::memory_order_relaxed); }
+  // Moves the current endpoint past `failed` (no-op if another thread already did).
+  void advance_from(std::size_t failed);
+  void mark_good(std::size_t index) { current_.store(index % endpoints_.size(), std::memory_order_relaxed); }
+
+  // Runs one unary call under the failover rule above. `what` names the
+  // operation in error messages ("put", "txn", ...).
+  Status unary(std::string_view what, Retry retry, const Attempt& attempt);
+
+ private:
+  std::vector<Endpoint> endpoints_;
+  std::chrono::milliseconds call_timeout_;
+  std::atomic<std::size_t> current_{0};
+};
+
+// Sets a monotonic-clock deadline on a gRPC context.
+void set_deadline(grpc::ClientContext& context, Clock::time_point deadline);
+
+// gRPC status -> leasehold Status. UNAVAILABLE and DEADLINE_EXCEEDED become
+// kUnavailable "etcd unavailable: <what> via <target>: <detail>".
+Status to_status(const grpc::Status& status, std::string_view what, std::string_view target);
+
+}  // namespace leasehold::etcd::detail
