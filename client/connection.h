@@ -1,0 +1,84 @@
+// client/connection.h: one RESP3 connection to one endpoint (internal).
+//
+// Blocking in the caller's thread, bounded by poll() with a deadline. Every
+// wait can also be cut short by an "interrupt fd" (an eventfd that becomes
+// readable, e.g. when a session ends), reported as interrupted().
+//
+// After any failure (I/O error, timeout, interrupt, protocol error) the
+// connection is broken(): the stream may be out of step with the replies, so
+// the owner must discard it. A server error reply (-CODE msg) is a value,
+// not a failure.
+//
+// Errors: kUnreachable (connect failed, connection closed or reset),
+// kTimedOut (deadline passed), kUnavailable "interrupted" (interrupt fd),
+// kInternal (a reply broke the RESP framing).
+// Thread-safety: none; one user at a time.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "leasehold/client.h"
+#include "resp/parser.h"
+#include "resp/value.h"
+
+namespace leasehold::client::detail {
+
+// nullopt: no deadline.
+using Deadline = std::optional<Clock::time_point>;
+using PushHandler = std::function<void(resp::Value)>;
+
+// True for the Status a wait returns when its interrupt fd fired.
+bool is_interrupted(const Status& status);
+Status interrupted_status();
+
+// Maps a RESP error reply text ("NOTHOLDER not the holder") to a Status,
+// per the table in docs/protocol.md. Unknown prefixes map to kInternal.
+Status status_from_error_reply(std::string_view text);
+
+class Connection {
+ public:
+  // TCP connect, then HELLO 3 (and SETNAME when `client_name` is set).
+  // A -REDIRECT reply to HELLO is returned as kRedirect.
+  static Result<std::unique_ptr<Connection>> dial(const Endpoint& endpoint,
+                                                  Clock::time_point deadline,
+                                                  int interrupt_fd,
+                                                  const std::string& client_name);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  const Endpoint& endpoint() const { return endpoint_; }
+  bool broken() const { return broken_; }
+  // False when the peer closed the socket or sent unrequested bytes since the
+  // last reply (then the connection must not be reused).
+  bool healthy_for_reuse();
+
+  Status send(const std::vector<std::string>& args, Deadline deadline, int interrupt_fd);
+  // Waits until input is buffered or readable: true then, false when the
+  // deadline passed first (not a failure: the connection stays usable).
+  Result<bool> wait_readable(Deadline deadline, int interrupt_fd);
+  // The next value from the server, pushes included.
+  Result<resp::Value> read(Deadline deadline, int interrupt_fd);
+  // send, then read until a non-push value; pushes go to on_push (or are
+  // dropped when it is empty).
+  Result<resp::Value> roundtrip(const std::vector<std::string>& args, Deadline deadline,
+                                int interrupt_fd, const PushHandler& on_push);
+
+ private:
+  Connection(int fd, Endpoint endpoint);
+  // Waits for `events` on the socket; OK when ready.
+  Status wait_for(short events, Deadline deadline, int interrupt_fd);
+  Status fail(Status status);
+
+  int fd_ = -1;
+  Endpoint endpoint_;
+  resp::Parser parser_{resp::Parser::Mode::kReply};
+  std::string inbuf_;
+  bool broken_ = false;
+};
+
+}  // namespace leasehold::client::detail

@@ -1,0 +1,187 @@
+// The keepalive thread of a Session: SESSION.WATCH + SESSION.KEEPALIVE on a
+// dedicated connection, pushes dispatched to the SessionState.
+#include <algorithm>
+#include <string>
+
+#include "client/client_core.h"
+#include "client/decode.h"
+#include "client/session_state.h"
+
+namespace leasehold::client::detail {
+namespace {
+
+// The status a lock/session loss reason maps to.
+Status reason_status(const std::string& what, const std::string& reason) {
+  if (reason == "revoked" || reason == "replaced") {
+    return Status(ErrorCode::kNotHolder, what + " " + reason);
+  }
+  return Status(ErrorCode::kSessionExpired, what + " " + reason);
+}
+
+void handle_push(SessionState& st, const resp::Value& push) {
+  const auto& e = push.elements;
+  if (e.size() < 2 || e[0].str != "leasehold") return;
+  auto session = e.size() > 2 ? decode_integer(e[2], "push session") : Result<std::int64_t>(-1);
+  if (!session || static_cast<std::uint64_t>(*session) != st.id) return;
+  if (e[1].str == "lost" && e.size() >= 6) {
+    auto token = decode_integer(e[4], "push token");
+    if (!token) return;
+    const std::string& lock = e[3].str;
+    st.lock_lost(lock, static_cast<std::uint64_t>(*token),
+                 reason_status("lock '" + lock + "' token " + std::to_string(*token), e[5].str));
+  } else if (e[1].str == "session-ended" && e.size() >= 4) {
+    st.end(reason_status("session " + std::to_string(st.id), e[3].str), true);
+  }
+}
+
+// After a reconnect, pushes may have been missed: check each held lock.
+void recheck_locks(SessionState& st) {
+  for (const auto& held : st.held_locks()) {
+    if (held->lost()) continue;
+    auto info = st.client->lock_info(held->name());
+    if (!info) continue;  // cannot tell now; the next reconnect checks again
+    bool still_held = false;
+    if (*info) {
+      for (const auto& h : (*info)->holders) {
+        still_held = still_held || (h.session == st.id && h.token == held->token());
+      }
+    }
+    if (!still_held) {
+      st.lock_lost(held->name(), held->token(),
+                   Status(ErrorCode::kNotHolder, "lock '" + held->name() +
+                                                     "' is no longer held (found after reconnect)"));
+    }
+  }
+}
+
+class KeepaliveLoop {
+ public:
+  explicit KeepaliveLoop(const std::shared_ptr<SessionState>& st)
+      : st_(*st),
+        core_(st->client->core()),
+        backoff_(core_.options().backoff_initial, core_.options().backoff_max),
+        next_keepalive_(Clock::now() + st->interval) {}
+
+  void run() {
+    while (!st_.ended()) {
+      if (!conn_) {
+        connect();
+      } else if (Clock::now() >= next_keepalive_) {
+        keepalive();
+      } else {
+        wait_for_push();
+      }
+    }
+    if (Clock::now() >= st_.deadline()) {  // no-op when it ended otherwise first
+      st_.end(Status(ErrorCode::kTimedOut,
+                     "session " + std::to_string(st_.id) +
+                         ": no keepalive acknowledged before the safe deadline"),
+              true);
+    }
+  }
+
+ private:
+  Clock::time_point bound(Millis budget) const {
+    return std::min(st_.deadline(), Clock::now() + budget);
+  }
+
+  void pause() { pause_interruptibly(backoff_.next(), st_.deadline(), st_.wake_fd); }
+
+  // An error reply to WATCH or KEEPALIVE; the connection is dropped.
+  void on_error_reply(const resp::Value& reply) {
+    Status st = status_from_error_reply(reply.str);
+    if (st.code() == ErrorCode::kSessionExpired) {
+      st_.end(Status(ErrorCode::kSessionExpired,
+                     "session " + std::to_string(st_.id) + " expired: " + st.message()),
+              true);
+    } else if (st.code() == ErrorCode::kRedirect) {
+      (void)core_.note_redirect(st.message());
+    } else {
+      pause();
+    }
+    conn_.reset();
+  }
+
+  void connect() {
+    auto conn = core_.dial(bound(core_.options().connect_timeout), st_.wake_fd);
+    if (!conn) {
+      if (!is_interrupted(conn.status())) pause();
+      return;
+    }
+    auto reply = (*conn)->roundtrip({"SESSION.WATCH", std::to_string(st_.id)},
+                                    bound(core_.options().call_timeout), st_.wake_fd, on_push());
+    if (!reply) {
+      if (!is_interrupted(reply.status())) pause();
+      return;
+    }
+    conn_ = std::move(*conn);
+    if (reply->is_error()) {
+      on_error_reply(*reply);
+      return;
+    }
+    if (watched_before_) {
+      recheck_pending_ = true;
+      next_keepalive_ = Clock::now();  // learn at once whether the session survived
+    }
+    watched_before_ = true;
+  }
+
+  void keepalive() {
+    const auto sent = Clock::now();
+    auto reply = conn_->roundtrip({"SESSION.KEEPALIVE", std::to_string(st_.id)},
+                                  bound(core_.options().call_timeout), st_.wake_fd, on_push());
+    if (!reply) {
+      conn_.reset();
+      return;
+    }
+    if (reply->is_error()) {
+      on_error_reply(*reply);
+      return;
+    }
+    auto remaining = decode_integer(*reply, "SESSION.KEEPALIVE");
+    if (!remaining) {
+      conn_.reset();
+      return;
+    }
+    st_.set_deadline(sent + std::min(Millis(*remaining), st_.ttl));
+    next_keepalive_ = sent + st_.interval;
+    backoff_.reset();
+    if (recheck_pending_) {
+      recheck_pending_ = false;
+      recheck_locks(st_);
+    }
+  }
+
+  void wait_for_push() {
+    auto ready = conn_->wait_readable(std::min(next_keepalive_, st_.deadline()), st_.wake_fd);
+    if (!ready) {
+      conn_.reset();
+      return;
+    }
+    if (!*ready) return;
+    auto value = conn_->read(bound(core_.options().call_timeout), st_.wake_fd);
+    if (!value) {
+      conn_.reset();
+      return;
+    }
+    if (value->type == resp::Type::kPush) handle_push(st_, *value);
+  }
+
+  PushHandler on_push() {
+    return [this](const resp::Value& v) { handle_push(st_, v); };
+  }
+
+  SessionState& st_;
+  ClientCore& core_;
+  Backoff backoff_;
+  Clock::time_point next_keepalive_;
+  std::unique_ptr<Connection> conn_;
+  bool watched_before_ = false;
+  bool recheck_pending_ = false;
+};
+
+}  // namespace
+
+void run_keepalive(const std::shared_ptr<SessionState>& state) { KeepaliveLoop(state).run(); }
+
+}  // namespace leasehold::client::detail

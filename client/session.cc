@@ -1,0 +1,54 @@
+#include "leasehold/session.h"
+
+#include <thread>
+
+#include "client/client_core.h"
+#include "client/session_state.h"
+
+namespace leasehold::client {
+
+Result<std::unique_ptr<Session>> Session::open(std::shared_ptr<Client> client,
+                                               SessionOptions options) {
+  if (!client) return Status(ErrorCode::kInvalidArgument, "no client");
+  if (options.ttl <= Millis(0)) return Status(ErrorCode::kInvalidArgument, "ttl must be > 0");
+  const auto sent = Clock::now();
+  auto id = client->open_session(options.ttl, options.owner);
+  if (!id) return id.status();
+  auto state = std::make_shared<detail::SessionState>(client, *id, options, sent + options.ttl);
+  if (state->wake_fd < 0) {
+    (void)client->close_session(*id);
+    return Status(ErrorCode::kIoError, "cannot create an eventfd for the session");
+  }
+  std::unique_ptr<Session> session(new Session(state));
+  session->keepalive_ = std::thread([state] { detail::run_keepalive(state); });
+  return session;
+}
+
+Session::Session(std::shared_ptr<detail::SessionState> state) : state_(std::move(state)) {}
+
+Session::~Session() { (void)close(); }
+
+std::uint64_t Session::id() const { return state_->id; }
+Millis Session::ttl() const { return state_->ttl; }
+Client& Session::client() const { return *state_->client; }
+Clock::time_point Session::safe_deadline() const { return state_->deadline(); }
+bool Session::lost() const { return state_->ended(); }
+Status Session::status() const { return state_->status(); }
+std::stop_token Session::stop_token() const { return state_->stop_token(); }
+
+Status Session::close() {
+  std::lock_guard lock(close_mu_);
+  if (closed_) return Status::ok();
+  closed_ = true;
+  const bool was_live = state_->status().is_ok();
+  state_->end(Status(ErrorCode::kSessionExpired,
+                     "session " + std::to_string(state_->id) + " closed"),
+              false);
+  if (keepalive_.joinable()) keepalive_.join();
+  if (!was_live) return Status::ok();  // nothing left to release on the server
+  Status st = state_->client->close_session(state_->id);
+  if (st.code() == ErrorCode::kSessionExpired) return Status::ok();
+  return st;
+}
+
+}  // namespace leasehold::client

@@ -1,0 +1,94 @@
+// client/session_state.h: what a Session shares with its keepalive thread and
+// its lock guards (internal).
+//
+// A SessionState ends exactly once, either LOST (loss callbacks run) or
+// CLOSED (no callbacks). Ending requests the stop_source, makes `wake_fd`
+// readable for good (so every blocking wait of the session is cut short),
+// and marks every registered lock lost.
+//
+// Thread-safety: all members are safe from any thread.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "leasehold/client.h"
+#include "leasehold/session.h"
+
+namespace leasehold::client::detail {
+
+// One lock a guard holds. Shared by the guard and the session's registry.
+class HeldLock {
+ public:
+  HeldLock(std::string name, std::uint64_t token) : name_(std::move(name)), token_(token) {}
+
+  const std::string& name() const { return name_; }
+  std::uint64_t token() const { return token_; }
+  bool lost() const { return lost_.load(std::memory_order_acquire); }
+  Status status() const;
+  std::stop_token stop_token() const { return stop_.get_token(); }
+  // True for the first caller only.
+  bool mark_lost(Status why);
+
+ private:
+  const std::string name_;
+  const std::uint64_t token_;
+  std::atomic<bool> lost_{false};
+  std::stop_source stop_;
+  mutable std::mutex mu_;
+  Status why_;
+};
+
+struct SessionState {
+  SessionState(std::shared_ptr<Client> client, std::uint64_t id, const SessionOptions& options,
+               Clock::time_point first_deadline);
+  ~SessionState();
+  SessionState(const SessionState&) = delete;
+  SessionState& operator=(const SessionState&) = delete;
+
+  const std::shared_ptr<Client> client;
+  const std::uint64_t id;
+  const Millis ttl;
+  const Millis interval;
+  const int wake_fd;  // eventfd, readable once ended (-1 if it could not be made)
+
+  Clock::time_point deadline() const;
+  void set_deadline(Clock::time_point when);
+  std::uint64_t next_seq() { return seq_.fetch_add(1) + 1; }
+
+  bool ended() const;  // lost or closed, or the safe deadline has passed
+  Status status() const;
+  std::stop_token stop_token() const { return stop_.get_token(); }
+
+  // End as lost (callbacks run) or closed. Only the first call counts.
+  void end(Status why, bool is_loss);
+  // A lost push or a failed re-check for one lock.
+  void lock_lost(const std::string& name, std::uint64_t token, Status why);
+
+  std::shared_ptr<HeldLock> register_lock(const std::string& name, std::uint64_t token);
+  void unregister_lock(const HeldLock& lock);
+  std::vector<std::shared_ptr<HeldLock>> held_locks() const;
+
+ private:
+  std::function<void(const Status&)> on_lost_;
+  std::function<void(const std::string&, std::uint64_t, const Status&)> on_lock_lost_;
+  std::atomic<Clock::rep> deadline_ticks_;
+  std::atomic<std::uint64_t> seq_{0};
+  std::atomic<bool> ended_{false};
+  std::stop_source stop_;
+  mutable std::mutex mu_;
+  Status end_status_;
+  std::map<std::pair<std::string, std::uint64_t>, std::shared_ptr<HeldLock>> held_;
+};
+
+// The keepalive thread's body: runs until the state has ended.
+void run_keepalive(const std::shared_ptr<SessionState>& state);
+
+}  // namespace leasehold::client::detail

@@ -1,0 +1,107 @@
+// leasehold/session.h: a leasehold session that keeps itself alive and
+// announces its loss.
+//
+// Session::open() sends SESSION.OPEN ttl. From then on a background thread,
+// on a connection of its own (so a blocking acquire elsewhere never starves
+// it), sends SESSION.KEEPALIVE about every ttl/3 and listens for the
+// server's pushes (SESSION.WATCH, RESP3).
+//
+// The SAFE DEADLINE is the steady_clock send time of the last acknowledged
+// keepalive plus the TTL the server granted (before the first keepalive: the
+// send time of SESSION.OPEN plus the TTL). Until then the server cannot have
+// expired the session. The session is LOST at the first of:
+//   - a `session-ended` push (expired / killed),
+//   - a keepalive answered -EXPIRED,
+//   - the safe deadline passing without an acknowledged keepalive
+//     (server down, network cut, primary failing over too slowly).
+// Loss is signalled exactly once, three ways: the on_lost callback, the
+// stop_token (requested), and lost()/status()/safe_deadline(). Every lock
+// guard of the session is marked lost with it. A lock revoked on its own
+// (`lost` push) marks only that lock's guard (and calls on_lock_lost).
+// After a reconnect of the keepalive connection, pushes sent meanwhile may
+// be missing, so the session re-checks each lock it holds with LOCK.INFO and
+// marks the ones it no longer holds lost.
+//
+// close() (and the destructor) stops the keepalive and sends SESSION.CLOSE
+// once, bounded by ClientOptions::call_timeout; the server then releases the
+// session's locks. A closed session also requests its stop_token, but does
+// not call on_lost.
+//
+// Thread-safety: all const members and close() are safe from any thread.
+// Callbacks run on the keepalive thread (or on the thread whose call
+// discovered the loss); they must be quick and must not destroy the Session.
+// Lock guards may outlive their Session object; they then report lost.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "leasehold/client.h"
+#include "leasehold/status.h"
+
+namespace leasehold::client {
+
+namespace detail {
+struct SessionState;
+}
+
+struct SessionOptions {
+  Millis ttl{10'000};
+  std::string owner;              // shown by SESSION.LIST / LOCK.INFO
+  Millis keepalive_interval{0};   // 0: ttl / 3
+  // Called once when the session is lost, with the reason
+  // (kSessionExpired: "expired" / "killed"; kTimedOut: deadline passed).
+  std::function<void(const Status&)> on_lost;
+  // Called once per lock of this session that is lost (revoked, or with the
+  // session), with its name and token.
+  std::function<void(const std::string& lock, std::uint64_t token, const Status&)> on_lock_lost;
+};
+
+class Session {
+ public:
+  // Opens the session and starts its keepalive thread. Errors: those of
+  // Client::open_session (kUnreachable, kInvalidArgument for a bad TTL, ...).
+  static Result<std::unique_ptr<Session>> open(std::shared_ptr<Client> client,
+                                               SessionOptions options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  std::uint64_t id() const;
+  Millis ttl() const;
+  Client& client() const;
+
+  // See the file comment. Meaningful while !lost().
+  Clock::time_point safe_deadline() const;
+  // True once lost or closed (also when the safe deadline has passed, even
+  // before the keepalive thread noticed).
+  bool lost() const;
+  // OK while live; otherwise why it ended (kSessionExpired / kTimedOut for a
+  // loss, kSessionExpired "closed" after close()).
+  Status status() const;
+  // Requested when the session is lost or closed.
+  std::stop_token stop_token() const;
+
+  // Stops the keepalive and closes the session on the server (bounded).
+  // Idempotent; returns the result of SESSION.CLOSE (OK if already closed).
+  Status close();
+
+  // For lock guards and elections of this library.
+  const std::shared_ptr<detail::SessionState>& state() const { return state_; }
+
+ private:
+  explicit Session(std::shared_ptr<detail::SessionState> state);
+  std::shared_ptr<detail::SessionState> state_;
+  std::thread keepalive_;
+  std::mutex close_mu_;
+  bool closed_ = false;
+};
+
+}  // namespace leasehold::client
