@@ -5,6 +5,10 @@
 // Exit status: 0 when every cell ran cleanly, 1 when some cell hit an error
 // (the table still prints), 2 on bad usage.
 #include <CLI/CLI.hpp>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <fstream>
@@ -32,6 +36,24 @@ bool add_target(SuiteOptions& o, const std::string& name, System system,
   return true;
 }
 
+// A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read it
+// back, close), for bench/run_load.sh; 0 on failure.
+int free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int port = 0;
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,6 +67,7 @@ int main(int argc, char** argv) {
   long long w3_requests = 0;
   std::string redis_benchmark = "redis-benchmark";
   bool quiet = false;
+  bool print_free_port = false;
 
   app.add_option("--leasehold", leasehold_addr, "leasehold server host:port");
   app.add_option("--redis-always", always_addr,
@@ -72,10 +95,19 @@ int main(int argc, char** argv) {
   app.add_option("--redis-benchmark", redis_benchmark, "redis-benchmark binary");
   app.add_option("--csv", csv_path, "also write the results as CSV to this file");
   app.add_flag("--quiet", quiet, "no progress lines on stderr");
+  app.add_flag("--free-port", print_free_port,
+               "print a free TCP port on 127.0.0.1 and exit (for run_load.sh)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  if (print_free_port) {
+    int port = free_loopback_port();
+    if (port == 0) return 1;
+    std::cout << port << '\n';
+    return 0;
   }
 
   SuiteOptions o;

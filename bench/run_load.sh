@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# bench/run_load.sh: the side-by-side load benchmark in one command.
+#
+# Starts, on 127.0.0.1 with free ports and private temp dirs:
+#   - redis-server "redis-always":  appendonly yes, appendfsync always
+#   - redis-server "redis-default": Redis's built-in defaults (no AOF)
+#   - leasehold server (embedded mode; fsync per group-commit batch)
+# runs build/bench/leasehold_loadbench against all three (W1, W2, W3 at
+# C = 1, 8, 32), prints the table, and stops everything it started.
+#
+# Assumes `make build` was run; builds nothing. Extra arguments go to the
+# driver, e.g.  bash bench/run_load.sh --duration-ms 1000 --clients 1,8
+# Environment:
+#   BUILD=<dir>               build directory (default: ./build)
+#   LEASEHOLD_SERVER_ARGS=..  extra flags for `leasehold server`
+#   SKIP_LEASEHOLD=1          run against Redis only
+#   KEEP_WORKDIR=1            keep the temp dir (server logs) after the run
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD:-$root/build}
+[[ $build = /* ]] || build=$root/$build
+driver=$build/bench/leasehold_loadbench
+leasehold=$build/leasehold
+
+die() { echo "run_load.sh: $*" >&2; exit 2; }
+[[ -x $driver ]] || die "$driver not found: run 'make build' first"
+command -v redis-server >/dev/null || die "redis-server not found (scripts/install-deps.sh)"
+command -v redis-cli >/dev/null || die "redis-cli not found (scripts/install-deps.sh)"
+command -v redis-benchmark >/dev/null || die "redis-benchmark not found (scripts/install-deps.sh)"
+
+workdir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-loadbench-XXXXXX")
+pids=()
+
+stop_all() {
+  local pid i
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for ((i = 0; i < 50; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  if [[ ${KEEP_WORKDIR:-0} == 1 ]]; then
+    echo "run_load.sh: logs kept in $workdir" >&2
+  else
+    rm -rf "$workdir"
+  fi
+}
+trap stop_all EXIT
+trap 'exit 130' INT TERM
+
+# wait_ping PORT PID: true once the server on PORT answers PING (10 s bound).
+wait_ping() {
+  local port=$1 pid=$2 i
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 1
+    if [[ $(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null) == PONG ]]; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+# start NAME CMD...: runs CMD (with @PORT@ replaced by a free port) in the
+# background, retrying with another port when it does not come up (a port can
+# be taken between the probe and the bind). Sets $port.
+start() {
+  local name=$1 attempt pid arg
+  shift
+  mkdir -p "$workdir/$name"
+  for ((attempt = 0; attempt < 3; attempt++)); do
+    port=$("$driver" --free-port)
+    local argv=()
+    for arg in "$@"; do argv+=("${arg//@PORT@/$port}"); done
+    "${argv[@]}" >"$workdir/$name.log" 2>&1 &
+    pid=$!
+    if wait_ping "$port" "$pid"; then
+      pids+=("$pid")
+      echo "run_load.sh: $name on 127.0.0.1:$port (pid $pid)" >&2
+      return 0
+    fi
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  echo "run_load.sh: $name did not start; its log:" >&2
+  tail -n 20 "$workdir/$name.log" >&2 || true
+  return 1
+}
+
+redis_common=(--bind 127.0.0.1 --port @PORT@ --daemonize no --protected-mode yes)
+
+start redis-always redis-server "${redis_common[@]}" --dir "$workdir/redis-always" \
+  --appendonly yes --appendfsync always || die "redis-always failed"
+always_port=$port
+start redis-default redis-server "${redis_common[@]}" --dir "$workdir/redis-default" \
+  || die "redis-default failed"
+default_port=$port
+
+targets=(--redis-always "127.0.0.1:$always_port" --redis-default "127.0.0.1:$default_port")
+if [[ ${SKIP_LEASEHOLD:-0} != 1 ]]; then
+  [[ -x $leasehold ]] || die "$leasehold not found: run 'make build' first (or SKIP_LEASEHOLD=1)"
+  # shellcheck disable=SC2086  # LEASEHOLD_SERVER_ARGS is a flag list
+  start leasehold "$leasehold" server --listen 127.0.0.1:@PORT@ \
+    --data-dir "$workdir/leasehold/data" ${LEASEHOLD_SERVER_ARGS:-} || die "leasehold server failed"
+  targets=(--leasehold "127.0.0.1:$port" "${targets[@]}")
+fi
+
+cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //' || echo unknown)
+echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+echo "machine: $(nproc) CPUs, $cpu, kernel $(uname -r)"
+echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, before the run)"
+echo "redis:   $(redis-server --version | cut -d' ' -f3)"
+echo "command: $driver ${targets[*]} $*"
+
+status=0
+"$driver" "${targets[@]}" "$@" || status=$?
+echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, after the run)"
+exit "$status"

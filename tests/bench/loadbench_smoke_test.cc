@@ -1,0 +1,135 @@
+// Smoke test of the load driver: runs build/bench/leasehold_loadbench for
+// about a second per cell at C=2 against a private redis-server on a free
+// port and checks that every workload produced a positive rate, so the
+// driver cannot rot silently. Not a performance test: no rate is judged.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/load/lock_clients.h"
+#include "bench/load/load_runner.h"
+#include "tests/support/net.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace leasehold::testing {
+namespace {
+
+class PrivateRedis {
+ public:
+  explicit PrivateRedis(const TempDir& dir) {
+    for (int attempt = 0; attempt < 3 && !ready_; ++attempt) {
+      port_ = free_port();
+      SpawnOptions opt;
+      opt.stdout_path = dir.file("redis.log");
+      opt.stderr_path = dir.file("redis.err");
+      auto p = Subprocess::spawn({"/usr/bin/redis-server", "--bind", "127.0.0.1", "--port",
+                                  std::to_string(port_), "--dir", dir.path(), "--save", "",
+                                  "--daemonize", "no"},
+                                 opt);
+      if (!p) continue;
+      process_ = std::move(p.value());
+      ready_ = wait_for_port(port_, std::chrono::seconds(10));
+    }
+  }
+  bool ready() const { return ready_; }
+  std::uint16_t port() const { return port_; }
+
+ private:
+  Subprocess process_;
+  std::uint16_t port_ = 0;
+  bool ready_ = false;
+};
+
+std::vector<std::vector<std::string>> read_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    std::istringstream fs(line);
+    std::string field;
+    while (std::getline(fs, field, ',')) fields.push_back(field);
+    if (!line.empty() && line.back() == ',') fields.emplace_back();
+    rows.push_back(std::move(fields));
+  }
+  return rows;
+}
+
+TEST(LoadBenchSmoke, DriverProducesNumbersAgainstRedis) {
+  TempDir dir("loadbench");
+  PrivateRedis redis(dir);
+  ASSERT_TRUE(redis.ready()) << read_file(dir.file("redis.log"));
+
+  SpawnOptions opt;
+  opt.stdout_path = dir.file("out");
+  opt.stderr_path = dir.file("err");
+  auto driver = Subprocess::spawn(
+      {build_dir() + "/bench/leasehold_loadbench", "--redis-default", loopback(redis.port()),
+       "--clients", "2", "--duration-ms", "1000", "--warmup-ms", "100", "--spin-retry-us", "1000",
+       "--w3-requests", "2000", "--csv", dir.file("results.csv")},
+      opt);
+  ASSERT_TRUE(driver.is_ok()) << driver.status().to_string();
+  auto code = driver->wait(std::chrono::seconds(60));
+  ASSERT_EQ(code, 0) << read_file(dir.file("out")) << read_file(dir.file("err"));
+
+  auto rows = read_csv(read_file(dir.file("results.csv")));
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0][0], "workload");
+  std::map<std::string, double> rate;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), 7u) << i;
+    EXPECT_EQ(rows[i][1], "2");
+    EXPECT_EQ(rows[i][2], "redis-default");
+    EXPECT_EQ(rows[i][6], "") << "error in " << rows[i][0];
+    rate[rows[i][0]] = std::stod(rows[i][3]);
+    if (rows[i][0].rfind("W2", 0) == 0) {
+      EXPECT_GT(std::stoull(rows[i][4]), 0u);  // max grants per client
+    }
+  }
+  ASSERT_EQ(rate.size(), 3u) << read_file(dir.file("results.csv"));
+  EXPECT_GT(rate["W1"], 0);
+  EXPECT_GT(rate["W2 r=1ms"], 0);
+  EXPECT_GT(rate["W3"], 0);
+  // The human table is printed too.
+  EXPECT_NE(read_file(dir.file("out")).find("redis-default"), std::string::npos);
+}
+
+// run_cell directly: W2 cycles add up and each client is accounted for.
+TEST(LoadBenchSmoke, RunCellCountsPerClient) {
+  TempDir dir("loadbench");
+  PrivateRedis redis(dir);
+  ASSERT_TRUE(redis.ready());
+  bench::CellOptions o;
+  o.system = bench::System::kRedis;
+  o.workload = bench::Workload::kOneLock;
+  o.endpoint = bench::Endpoint{"127.0.0.1", redis.port()};
+  o.clients = 3;
+  o.warmup = std::chrono::milliseconds(50);
+  o.duration = std::chrono::milliseconds(300);
+  bench::CellResult r = bench::run_cell(o);
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.per_client.size(), 3u);
+  std::uint64_t sum = 0;
+  for (auto n : r.per_client) sum += n;
+  EXPECT_EQ(sum, r.total);
+  EXPECT_GT(r.total, 0u);
+  EXPECT_DOUBLE_EQ(r.ops_per_s, static_cast<double>(r.total) / 0.3);
+}
+
+TEST(LoadBenchSmoke, UnreachableServerIsReportedNotHung) {
+  bench::CellOptions o;
+  o.endpoint = bench::Endpoint{"127.0.0.1", free_port()};
+  o.clients = 2;
+  o.duration = std::chrono::milliseconds(100);
+  bench::CellResult r = bench::run_cell(o);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.total, 0u);
+  EXPECT_NE(r.error.find("unreachable"), std::string::npos) << r.error;
+}
+
+}  // namespace
+}  // namespace leasehold::testing
