@@ -1,0 +1,177 @@
+// node/group_commit.cc: proposals -> batches -> durable appends -> apply.
+#include "core/command_codec.h"
+#include "node/node_impl.h"
+
+namespace leasehold::node {
+namespace {
+
+// Failures after which the node's state and the log may disagree (or the
+// node may no longer write): the node stops taking writes.
+bool is_fatal(ErrorCode code) {
+  return code == ErrorCode::kIoError || code == ErrorCode::kCorruption ||
+         code == ErrorCode::kInternal || code == ErrorCode::kConflict;
+}
+
+}  // namespace
+
+void Node::Impl::propose(core::Command command, ProposeDone done) {
+  if (!failure_.is_ok()) {
+    return fail_later(std::move(done), ErrorCode::kUnavailable, "node stopped: " + failure_.to_string());
+  }
+  if (shutting_down_) return fail_later(std::move(done), ErrorCode::kUnavailable, "shutting down");
+  const std::size_t pending = queued_.size() + in_flight_.commands.size();
+  if (pending >= options_.max_pending_proposals) {
+    return fail_later(std::move(done), ErrorCode::kLimitExceeded,
+                      "too many pending proposals (" + std::to_string(pending) + ")");
+  }
+  command.now = stamp();
+  const std::size_t bytes = core::encode_command(command).size();
+  if (bytes > options_.max_batch_bytes) {
+    return fail_later(std::move(done), ErrorCode::kLimitExceeded,
+                      "command of " + std::to_string(bytes) + " bytes exceeds the batch limit " +
+                          std::to_string(options_.max_batch_bytes));
+  }
+  queued_.push_back({std::move(command), std::move(done), bytes});
+  start_append();
+}
+
+void Node::Impl::start_append() {
+  if (append_in_flight_ || queued_.empty() || !failure_.is_ok()) return;
+  Batch batch;
+  while (!queued_.empty() && batch.commands.size() < options_.max_batch_commands &&
+         (batch.commands.empty() || batch.bytes + queued_.front().bytes <= options_.max_batch_bytes)) {
+    Queued& q = queued_.front();
+    batch.bytes += q.bytes;
+    batch.commands.push_back(std::move(q.command));
+    batch.dones.push_back(std::move(q.done));
+    queued_.pop_front();
+  }
+  std::string bytes = core::encode_batch(batch.commands);
+  in_flight_ = std::move(batch);
+  append_in_flight_ = true;
+  // The log calls back on its own thread; hop to the loop thread.
+  log_->append(std::move(bytes), [weak = weak_from_this(), post = post_](Result<log::LogIndex> r) {
+    post([weak, r = std::move(r)]() mutable {
+      if (auto self = weak.lock()) self->on_appended(std::move(r));
+    });
+  });
+}
+
+void Node::Impl::on_appended(Result<log::LogIndex> result) {
+  Batch batch = std::move(in_flight_);
+  in_flight_ = Batch{};
+  append_in_flight_ = false;
+  if (!result) {
+    const Status error = result.status();
+    if (is_fatal(error.code())) {
+      failure_ = error;
+      const std::string why = "node stopped: " + error.to_string();
+      fail_batch(std::move(batch), Status(error.code(), error.message() + " (outcome unknown)"));
+      while (!queued_.empty()) {
+        Queued q = std::move(queued_.front());
+        queued_.pop_front();
+        if (q.done) q.done(core::ApplyResult{core::Reply::fail(ErrorCode::kUnavailable, why), {}});
+      }
+    } else {
+      fail_batch(std::move(batch), error);
+      start_append();
+    }
+    maybe_finish_shutdown();
+    return;
+  }
+  // Let the disk work on the next batch while this one is applied.
+  start_append();
+  apply_batch(*result, std::move(batch));
+  maybe_snapshot();
+  maybe_finish_shutdown();
+}
+
+void Node::Impl::fail_batch(Batch batch, const Status& error) {
+  for (ProposeDone& done : batch.dones) {
+    if (done) done(core::ApplyResult{core::Reply::fail(error.code(), error.message()), {}});
+  }
+}
+
+void Node::Impl::apply_batch(log::LogIndex index, Batch batch) {
+  applied_index_ = index;
+  ++batches_committed_;
+  commands_committed_ += batch.commands.size();
+  commands_since_snapshot_ += batch.commands.size();
+  bytes_since_snapshot_ += batch.bytes;
+  for (std::size_t i = 0; i < batch.commands.size(); ++i) {
+    const core::ApplyResult result = state_.apply(batch.commands[i]);
+    for (const core::Effect& effect : result.effects) track_effect(effect);
+    if (batch.dones[i]) batch.dones[i](result);
+    if (listener_) {
+      for (const core::Effect& effect : result.effects) listener_(effect);
+    }
+  }
+}
+
+void Node::Impl::maybe_snapshot() {
+  if (snapshot_in_flight_ || !failure_.is_ok() || applied_index_ == 0) return;
+  const bool by_count = options_.snapshot_every_commands != 0 &&
+                        commands_since_snapshot_ >= options_.snapshot_every_commands;
+  const bool by_bytes = options_.snapshot_every_bytes != 0 &&
+                        bytes_since_snapshot_ >= options_.snapshot_every_bytes;
+  if (!by_count && !by_bytes) return;
+  commands_since_snapshot_ = 0;
+  bytes_since_snapshot_ = 0;
+  snapshot_in_flight_ = true;
+  // Serialized here (CPU, loop thread); written and fsynced on the log thread.
+  log_->save_snapshot(applied_index_, state_.snapshot(),
+                      [weak = weak_from_this(), post = post_](Status st) {
+                        post([weak, st = std::move(st)]() mutable {
+                          if (auto self = weak.lock()) self->on_snapshot_saved(std::move(st));
+                        });
+                      });
+}
+
+void Node::Impl::on_snapshot_saved(Status status) {
+  snapshot_in_flight_ = false;
+  if (status.is_ok()) {
+    ++snapshots_saved_;
+  } else {
+    // Not fatal: the log and the entries are intact; the next trigger retries.
+    last_snapshot_error_ = status;
+  }
+  maybe_finish_shutdown();
+}
+
+void Node::Impl::shutdown(std::function<void()> done) {
+  shutting_down_ = true;
+  if (done) shutdown_waiters_.push_back(std::move(done));
+  maybe_finish_shutdown();
+}
+
+void Node::Impl::maybe_finish_shutdown() {
+  if (!shutting_down_) return;
+  if (append_in_flight_ || !queued_.empty() || snapshot_in_flight_) return;
+  shutdown_complete_ = true;
+  std::vector<std::function<void()>> waiters = std::move(shutdown_waiters_);
+  shutdown_waiters_.clear();
+  for (auto& waiter : waiters) {
+    post_guarded([waiter = std::move(waiter)](Impl&) { waiter(); });
+  }
+}
+
+NodeStats Node::Impl::stats() const {
+  NodeStats s;
+  s.role = Role::kPrimary;
+  s.applied_revision = state_.revision();
+  s.applied_index = applied_index_;
+  s.log = log_->position();
+  s.batches_committed = batches_committed_;
+  s.commands_committed = commands_committed_;
+  s.average_batch_commands =
+      batches_committed_ == 0 ? 0.0
+                              : static_cast<double>(commands_committed_) / static_cast<double>(batches_committed_);
+  s.pending_proposals = queued_.size() + in_flight_.commands.size();
+  s.snapshots_saved = snapshots_saved_;
+  s.replayed_entries = replayed_entries_;
+  s.timed_sessions = timers_.session_count();
+  s.failure = failure_;
+  return s;
+}
+
+}  // namespace leasehold::node

@@ -1,0 +1,139 @@
+// node/node.cc: Node's public methods, recovery (open) and the log clock.
+#include "node/node.h"
+
+#include "core/command_codec.h"
+#include "node/node_impl.h"
+
+namespace leasehold::node {
+
+std::string_view role_name(Role role) {
+  return role == Role::kPrimary ? "primary" : "standby";
+}
+
+Node::Impl::Impl(NodeOptions options, std::unique_ptr<log::Log> log, Clock& clock, Executor post,
+                 core::StateMachine state, log::LogIndex applied_index)
+    : options_(std::move(options)),
+      log_(std::move(log)),
+      clock_(clock),
+      post_(std::move(post)),
+      state_(std::move(state)),
+      base_steady_(clock.now()),
+      base_log_(state_.last_now()),
+      last_stamp_(state_.last_now()),
+      applied_index_(applied_index) {}
+
+core::LogMillis Node::Impl::log_now() const {
+  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - base_steady_);
+  const core::LogMillis advanced = base_log_ + static_cast<core::LogMillis>(std::max<std::int64_t>(0, elapsed.count()));
+  return std::max(advanced, last_stamp_);
+}
+
+core::LogMillis Node::Impl::stamp() {
+  last_stamp_ = log_now();
+  return last_stamp_;
+}
+
+TimePoint Node::Impl::steady_of(core::LogMillis at) const {
+  if (at <= base_log_) return base_steady_;
+  return base_steady_ + std::chrono::milliseconds(at - base_log_);
+}
+
+void Node::Impl::post_guarded(std::function<void(Impl&)> task) {
+  post_([weak = weak_from_this(), task = std::move(task)] {
+    if (auto self = weak.lock()) task(*self);
+  });
+}
+
+void Node::Impl::fail_later(ProposeDone done, ErrorCode code, std::string message) {
+  if (!done) return;
+  post_guarded([done = std::move(done), code, message = std::move(message)](Impl&) {
+    done(core::ApplyResult{core::Reply::fail(code, message), {}});
+  });
+}
+
+namespace {
+
+// Loads the latest snapshot and replays every later entry into a state machine.
+Status recover(log::Log& log, const core::Limits& limits, core::StateMachine& state,
+               log::LogIndex& applied, std::uint64_t& replayed) {
+  auto snapshot = log.load_snapshot();
+  if (!snapshot) return snapshot.status();
+  if (snapshot->has_value()) {
+    auto restored = core::StateMachine::restore((*snapshot)->bytes, limits);
+    if (!restored) {
+      return Status(ErrorCode::kCorruption, "snapshot at log index " +
+                                                std::to_string((*snapshot)->index) + " (" +
+                                                log.describe() + ") does not restore: " +
+                                                restored.status().message());
+    }
+    state = std::move(restored.value());
+    applied = (*snapshot)->index;
+  }
+  Status st = log.read(applied + 1, [&](log::LogIndex index, std::string_view bytes) {
+    auto commands = core::decode_batch(bytes);
+    if (!commands) {
+      return Status(ErrorCode::kCorruption, "log entry " + std::to_string(index) + " (" +
+                                                log.describe() + ") does not decode: " +
+                                                commands.status().message());
+    }
+    for (const core::Command& command : *commands) (void)state.apply(command);
+    applied = index;
+    ++replayed;
+    return Status::ok();
+  });
+  if (!st) return st;
+  if (applied != log.position().last) {
+    return Status(ErrorCode::kCorruption, "log " + log.describe() + " ends at entry " +
+                                              std::to_string(log.position().last) +
+                                              " but replay stopped at " + std::to_string(applied));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Node>> Node::open(NodeOptions options, std::unique_ptr<log::Log> log,
+                                         Clock& clock, Executor post) {
+  if (!log) return Status(ErrorCode::kInvalidArgument, "node needs a log");
+  if (!post) return Status(ErrorCode::kInvalidArgument, "node needs an executor");
+  if (options.max_batch_commands == 0 || options.max_batch_bytes == 0) {
+    return Status(ErrorCode::kInvalidArgument, "batch limits must be > 0");
+  }
+  core::StateMachine state(options.limits);
+  log::LogIndex applied = 0;
+  std::uint64_t replayed = 0;
+  if (Status st = recover(*log, options.limits, state, applied, replayed); !st) return st;
+  auto impl = std::make_shared<Impl>(std::move(options), std::move(log), clock, std::move(post),
+                                     std::move(state), applied);
+  impl->replayed_entries_ = replayed;
+  impl->arm_recovered_timers();
+  return std::unique_ptr<Node>(new Node(std::move(impl)));
+}
+
+Node::Node(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Node::~Node() = default;
+
+void Node::propose(core::Command command, ProposeDone done) {
+  impl_->propose(std::move(command), std::move(done));
+}
+void Node::set_effect_listener(EffectListener listener) { impl_->listener_ = std::move(listener); }
+Result<std::uint64_t> Node::keepalive(core::SessionId session) {
+  return impl_->timers_.keepalive(session, impl_->clock_.now());
+}
+Result<std::uint64_t> Node::remaining_ms(core::SessionId session) const {
+  return impl_->timers_.remaining_ms(session, impl_->clock_.now());
+}
+std::optional<TimePoint> Node::next_timer_deadline() const { return impl_->next_timer_deadline(); }
+void Node::run_due_timers() { impl_->run_due_timers(); }
+const core::StateMachine& Node::state() const { return impl_->state_; }
+core::LogMillis Node::log_now() const { return impl_->log_now(); }
+void Node::read_barrier(std::function<void(Status)> done) {
+  if (!done) return;
+  impl_->post_guarded([done = std::move(done)](Impl&) { done(Status::ok()); });
+}
+NodeStats Node::stats() const { return impl_->stats(); }
+Role Node::role() const { return Role::kPrimary; }
+std::string Node::primary_address() const { return {}; }
+void Node::shutdown(std::function<void()> done) { impl_->shutdown(std::move(done)); }
+
+}  // namespace leasehold::node

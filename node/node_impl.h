@@ -1,0 +1,102 @@
+// node/node_impl.h: the Node's private state (not part of the public API).
+//
+// Split by concern: node.cc (public forwarding, open/recovery, log clock),
+// group_commit.cc (proposals, appends, apply, snapshots, shutdown),
+// node_timers.cc (effects -> timers, timer proposals).
+// Thread-safety: loop thread only; log completions come back via `post_`.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "core/state_machine.h"
+#include "node/node.h"
+#include "node/timers.h"
+
+namespace leasehold::node {
+
+class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
+ public:
+  Impl(NodeOptions options, std::unique_ptr<log::Log> log, Clock& clock, Executor post,
+       core::StateMachine state, log::LogIndex applied_index);
+
+  // --- node.cc: log clock ---
+  core::LogMillis log_now() const;
+  core::LogMillis stamp();
+  TimePoint steady_of(core::LogMillis at) const;
+
+  // --- group_commit.cc ---
+  void propose(core::Command command, ProposeDone done);
+  void shutdown(std::function<void()> done);
+  NodeStats stats() const;
+
+  // --- node_timers.cc ---
+  void arm_recovered_timers();
+  void track_effect(const core::Effect& effect);
+  void run_due_timers();
+  std::optional<TimePoint> next_timer_deadline() const;
+
+  // Runs `task` on the loop thread later, if this Impl still exists then.
+  void post_guarded(std::function<void(Impl&)> task);
+  // Answers `done` later (never inside the caller) with an error reply.
+  void fail_later(ProposeDone done, ErrorCode code, std::string message);
+
+  NodeOptions options_;
+  std::unique_ptr<log::Log> log_;
+  Clock& clock_;
+  Executor post_;
+  core::StateMachine state_;
+  Timers timers_;
+  EffectListener listener_;
+
+  // Log clock: base_log_ at base_steady_, advancing with the clock.
+  TimePoint base_steady_;
+  core::LogMillis base_log_ = 0;
+  core::LogMillis last_stamp_ = 0;
+
+  // Group commit.
+  struct Batch {
+    std::vector<core::Command> commands;
+    std::vector<ProposeDone> dones;
+    std::size_t bytes = 0;
+  };
+  struct Queued {
+    core::Command command;
+    ProposeDone done;
+    std::size_t bytes = 0;
+  };
+  std::deque<Queued> queued_;
+  Batch in_flight_;
+  bool append_in_flight_ = false;
+  log::LogIndex applied_index_ = 0;
+
+  // Snapshots.
+  bool snapshot_in_flight_ = false;
+  std::uint64_t commands_since_snapshot_ = 0;
+  std::uint64_t bytes_since_snapshot_ = 0;
+  Status last_snapshot_error_;
+
+  // Stats.
+  std::uint64_t batches_committed_ = 0;
+  std::uint64_t commands_committed_ = 0;
+  std::uint64_t snapshots_saved_ = 0;
+  std::uint64_t replayed_entries_ = 0;
+
+  // Stopping.
+  Status failure_;  // set once the log failed fatally; never cleared
+  bool shutting_down_ = false;
+  bool shutdown_complete_ = false;
+  std::vector<std::function<void()>> shutdown_waiters_;
+
+ private:
+  void start_append();
+  void on_appended(Result<log::LogIndex> result);
+  void fail_batch(Batch batch, const Status& error);
+  void apply_batch(log::LogIndex index, Batch batch);
+  void maybe_snapshot();
+  void on_snapshot_saved(Status status);
+  void maybe_finish_shutdown();
+};
+
+}  // namespace leasehold::node

@@ -1,0 +1,79 @@
+// node/node_timers.cc: effects -> timers, and the proposals timers make.
+#include <type_traits>
+
+#include "node/node_impl.h"
+
+namespace leasehold::node {
+namespace {
+
+bool is_retryable(const core::Reply& reply) {
+  return reply.is_error() && (reply.error.code() == ErrorCode::kUnavailable ||
+                              reply.error.code() == ErrorCode::kLimitExceeded);
+}
+
+core::Command timer_command(core::CommandBody body) {
+  core::Command command;
+  command.body = std::move(body);
+  return command;
+}
+
+}  // namespace
+
+void Node::Impl::arm_recovered_timers() {
+  // Every live session gets its full TTL from now (the RESTART BOUND in
+  // node.h); waits and lock-delays keep their log-clock deadlines.
+  for (const core::Effect& effect : state_.pending_timers()) track_effect(effect);
+}
+
+void Node::Impl::track_effect(const core::Effect& effect) {
+  std::visit(
+      [this](const auto& e) {
+        using E = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<E, core::SessionStarted> ||
+                      std::is_same_v<E, core::SessionTtlChanged>) {
+          timers_.start_session(e.session, e.ttl_ms, clock_.now());
+        } else if constexpr (std::is_same_v<E, core::SessionEnded>) {
+          timers_.end_session(e.session);
+        } else if constexpr (std::is_same_v<E, core::WaitDeadline>) {
+          timers_.add_wait(e.lock, e.session, steady_of(e.at));
+        } else if constexpr (std::is_same_v<E, core::Granted> || std::is_same_v<E, core::WaitEnded>) {
+          timers_.remove_wait(e.lock, e.session);
+        } else if constexpr (std::is_same_v<E, core::WakeAt>) {
+          timers_.add_wake(steady_of(e.at));
+        }
+      },
+      effect);
+}
+
+std::optional<TimePoint> Node::Impl::next_timer_deadline() const {
+  if (shutting_down_ || !failure_.is_ok()) return std::nullopt;
+  return timers_.next_deadline();
+}
+
+void Node::Impl::run_due_timers() {
+  if (shutting_down_ || !failure_.is_ok()) return;
+  const TimePoint now = clock_.now();
+  Timers::Due due = timers_.take_due(now);
+  for (core::SessionId id : due.sessions) {
+    propose(timer_command(core::ExpireSession{id}), [this, id](const core::ApplyResult& r) {
+      if (is_retryable(r.reply)) {
+        timers_.retry_session(id, clock_.now() + options_.timer_retry);
+      } else {
+        timers_.end_session(id);  // expired now, or already gone
+      }
+    });
+  }
+  for (auto& [lock, session] : due.waits) {
+    propose(timer_command(core::TimeoutWait{lock, session}),
+            [this, lock = lock, session = session](const core::ApplyResult& r) {
+              if (is_retryable(r.reply)) timers_.add_wait(lock, session, clock_.now() + options_.timer_retry);
+            });
+  }
+  if (due.tick) {
+    propose(timer_command(core::Tick{}), [this](const core::ApplyResult& r) {
+      if (is_retryable(r.reply)) timers_.add_wake(clock_.now() + options_.timer_retry);
+    });
+  }
+}
+
+}  // namespace leasehold::node

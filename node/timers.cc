@@ -1,0 +1,119 @@
+#include "node/timers.h"
+
+#include <algorithm>
+
+#include "node/node.h"
+
+namespace leasehold::node {
+
+namespace {
+std::uint64_t ms_between(TimePoint from, TimePoint to) {
+  if (to <= from) return 0;
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count());
+}
+Status not_live(core::SessionId id) {
+  return Status(ErrorCode::kSessionExpired, "session " + std::to_string(id) + " is not live");
+}
+}  // namespace
+
+void Timers::unindex(core::SessionId id, const SessionTimer& t) {
+  if (t.ttl_ms != 0 && !t.expiring) session_deadlines_.erase({t.deadline, id});
+}
+
+void Timers::index(core::SessionId id, const SessionTimer& t) {
+  if (t.ttl_ms != 0 && !t.expiring) session_deadlines_.insert({t.deadline, id});
+}
+
+void Timers::start_session(core::SessionId id, std::uint64_t ttl_ms, TimePoint now) {
+  auto [it, inserted] = sessions_.try_emplace(id);
+  if (!inserted) unindex(id, it->second);
+  it->second.ttl_ms = ttl_ms;
+  it->second.deadline = now + std::chrono::milliseconds(ttl_ms);
+  it->second.expiring = false;
+  index(id, it->second);
+}
+
+void Timers::end_session(core::SessionId id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  unindex(id, it->second);
+  sessions_.erase(it);
+}
+
+Result<std::uint64_t> Timers::keepalive(core::SessionId id, TimePoint now) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() || it->second.expiring) return not_live(id);
+  SessionTimer& t = it->second;
+  if (t.ttl_ms == 0) return kNeverExpires;
+  if (now >= t.deadline) return not_live(id);  // due; run_due_timers proposes its expiry
+  unindex(id, t);
+  t.deadline = now + std::chrono::milliseconds(t.ttl_ms);
+  index(id, t);
+  return t.ttl_ms;
+}
+
+Result<std::uint64_t> Timers::remaining_ms(core::SessionId id, TimePoint now) const {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() || it->second.expiring) return not_live(id);
+  if (it->second.ttl_ms == 0) return kNeverExpires;
+  return ms_between(now, it->second.deadline);
+}
+
+void Timers::retry_session(core::SessionId id, TimePoint at) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  unindex(id, it->second);
+  it->second.expiring = false;
+  it->second.deadline = at;
+  index(id, it->second);
+}
+
+void Timers::add_wait(const std::string& lock, core::SessionId session, TimePoint at) {
+  remove_wait(lock, session);
+  waits_.emplace(std::make_pair(lock, session), at);
+  wait_deadlines_.emplace(at, lock, session);
+}
+
+void Timers::remove_wait(const std::string& lock, core::SessionId session) {
+  auto it = waits_.find({lock, session});
+  if (it == waits_.end()) return;
+  wait_deadlines_.erase({it->second, lock, session});
+  waits_.erase(it);
+}
+
+void Timers::add_wake(TimePoint at) { wakes_.insert(at); }
+
+Timers::Due Timers::take_due(TimePoint now) {
+  Due due;
+  while (!session_deadlines_.empty() && session_deadlines_.begin()->first <= now) {
+    const core::SessionId id = session_deadlines_.begin()->second;
+    session_deadlines_.erase(session_deadlines_.begin());
+    sessions_[id].expiring = true;
+    due.sessions.push_back(id);
+  }
+  while (!wait_deadlines_.empty() && std::get<0>(*wait_deadlines_.begin()) <= now) {
+    auto [at, lock, session] = *wait_deadlines_.begin();
+    wait_deadlines_.erase(wait_deadlines_.begin());
+    waits_.erase({lock, session});
+    due.waits.emplace_back(std::move(lock), session);
+  }
+  while (!wakes_.empty() && *wakes_.begin() <= now) {
+    wakes_.erase(wakes_.begin());
+    due.tick = true;
+  }
+  return due;
+}
+
+std::optional<TimePoint> Timers::next_deadline() const {
+  std::optional<TimePoint> next;
+  const auto consider = [&next](TimePoint t) {
+    if (!next || t < *next) next = t;
+  };
+  if (!session_deadlines_.empty()) consider(session_deadlines_.begin()->first);
+  if (!wait_deadlines_.empty()) consider(std::get<0>(*wait_deadlines_.begin()));
+  if (!wakes_.empty()) consider(*wakes_.begin());
+  return next;
+}
+
+}  // namespace leasehold::node

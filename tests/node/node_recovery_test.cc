@@ -1,0 +1,135 @@
+// Restart: state recovered from snapshot + log tail, the log clock continues,
+// every live session gets its full TTL from recovery, waits keep their
+// remaining time.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "log/rocksdb_log.h"
+#include "tests/node/node_test_util.h"
+
+namespace leasehold::node {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::effects_of;
+using testing::NodeHarness;
+
+void fire(NodeHarness& h) {
+  h.node().run_due_timers();
+  ASSERT_TRUE(h.loop().run_until([&] { return h.node().stats().pending_proposals == 0; }));
+}
+
+TEST(NodeRecovery, RestartRestoresStateAndGivesEachSessionItsFullTtl) {
+  NodeHarness h;
+  h.open();
+  const core::SessionId s = h.open_session(5000);
+  const auto grant = h.commit(core::Acquire{.lock = "L", .session = s});
+  ASSERT_EQ(grant.reply.code, core::ReplyCode::kOk);
+  h.clock().advance(milliseconds(4000));  // 1000 ms left before the crash
+  h.open_session(5000);                   // stamps the log clock at +4000
+  const core::LogMillis last_now = h.node().state().last_now();
+  const core::Revision revision = h.node().state().revision();
+  h.close();
+
+  h.clock().advance(milliseconds(30'000));  // downtime
+  h.open();
+  EXPECT_EQ(h.node().state().revision(), revision);
+  ASSERT_TRUE(h.node().state().lock("L").has_value());
+  EXPECT_EQ(h.node().state().lock("L")->holders.at(0).token, grant.reply.token);
+  EXPECT_EQ(h.node().log_now(), last_now) << "log clock must continue from the last stamp";
+  EXPECT_EQ(*h.node().remaining_ms(s), 5000u) << "full TTL from recovery";
+  h.clock().advance(milliseconds(4999));
+  fire(h);
+  EXPECT_TRUE(h.node().state().session(s).has_value()) << "expired before TTL after recovery";
+  h.clock().advance(milliseconds(1));
+  fire(h);
+  EXPECT_FALSE(h.node().state().session(s).has_value());
+  EXPECT_EQ(effects_of<core::LockLost>(h.effects()).size(), 1u);
+  EXPECT_GT(h.node().state().last_now(), last_now);
+}
+
+TEST(NodeRecovery, WaitDeadlineKeepsItsRemainingTimeOnTheLogClock) {
+  NodeHarness h;
+  h.open();
+  const core::SessionId a = h.open_session(60'000);
+  const core::SessionId b = h.open_session(60'000);
+  ASSERT_EQ(h.commit(core::Acquire{.lock = "L", .session = a}).reply.code, core::ReplyCode::kOk);
+  ASSERT_EQ(h.commit(core::Acquire{.lock = "L", .session = b, .wait = true, .wait_ms = 1000}).reply.code,
+            core::ReplyCode::kQueued);
+  h.clock().advance(milliseconds(600));
+  h.open_session(60'000);  // last stamp: 600 ms after the wait was queued
+  h.close();
+  h.clock().advance(milliseconds(10'000));
+  h.open();
+  h.clock().advance(milliseconds(399));
+  fire(h);
+  EXPECT_TRUE(effects_of<core::WaitEnded>(h.effects()).empty());
+  h.clock().advance(milliseconds(1));
+  fire(h);
+  ASSERT_EQ(effects_of<core::WaitEnded>(h.effects()).size(), 1u);
+}
+
+TEST(NodeRecovery, SnapshotEveryNCommandsThenRestartReplaysOnlyTheTail) {
+  NodeOptions options;
+  options.snapshot_every_commands = 10;
+  NodeHarness h(options);
+  h.open();
+  for (int i = 0; i < 25; ++i) h.open_session(60'000);  // one command per batch
+  ASSERT_TRUE(h.loop().run_until([&] { return h.node().stats().snapshots_saved == 2; }));
+  NodeStats before = h.node().stats();
+  EXPECT_EQ(before.log.snapshot, 20u);
+  EXPECT_EQ(before.log.first, 21u);
+  EXPECT_EQ(before.log.last, 25u);
+  const core::Revision revision = h.node().state().revision();
+  const std::string image = h.node().state().snapshot();
+  h.close();
+  h.open();
+  const NodeStats after = h.node().stats();
+  EXPECT_EQ(after.replayed_entries, 5u);
+  EXPECT_EQ(after.applied_index, 25u);
+  EXPECT_EQ(h.node().state().revision(), revision);
+  EXPECT_EQ(h.node().state().session_count(), 25u);
+  EXPECT_EQ(h.node().state().snapshot(), image);
+  EXPECT_EQ(after.timed_sessions, 25u);
+}
+
+TEST(NodeRecovery, SnapshotByBytes) {
+  NodeOptions options;
+  options.snapshot_every_commands = 0;
+  options.snapshot_every_bytes = 1000;
+  NodeHarness h(options);
+  h.open();
+  for (int i = 0; i < 12; ++i) h.open_session(60'000, std::string(100, 'b'));
+  ASSERT_TRUE(h.loop().run_until([&] { return h.node().stats().snapshots_saved >= 1; }));
+  EXPECT_GT(h.node().stats().log.snapshot, 0u);
+}
+
+TEST(NodeRecovery, CorruptSnapshotFailsOpenNamingTheFile) {
+  NodeOptions options;
+  options.snapshot_every_commands = 2;
+  NodeHarness h(options);
+  h.open();
+  h.open_session(60'000);
+  h.open_session(60'000);
+  ASSERT_TRUE(h.loop().run_until([&] { return h.node().stats().snapshots_saved == 1; }));
+  h.close();
+  std::string path;
+  for (const auto& e : std::filesystem::directory_iterator(h.dir() + "/log")) {
+    if (e.path().filename().string().starts_with("snapshot-")) path = e.path().string();
+  }
+  ASSERT_FALSE(path.empty());
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40);
+    f.put('\x7f');
+  }
+  auto log = log::open_rocksdb_log({.dir = h.dir() + "/log"});
+  ASSERT_FALSE(log.is_ok());
+  EXPECT_EQ(log.status().code(), ErrorCode::kCorruption);
+  EXPECT_NE(log.status().message().find(path), std::string::npos) << log.status().message();
+}
+
+}  // namespace
+}  // namespace leasehold::node
