@@ -1,0 +1,190 @@
+#include "tests/etcd/etcd_cluster.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "tests/support/net.h"
+
+namespace leasehold::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string etcd_binary() {
+  const char* override_path = std::getenv("LEASEHOLD_ETCD_BIN");
+  return override_path != nullptr && *override_path != '\0' ? override_path : "/usr/bin/etcd";
+}
+
+// One HTTP/1.0 GET on 127.0.0.1:port; the whole response, "" on failure.
+std::string http_get(std::uint16_t port, const std::string& path) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  timeval tv{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string response;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+      char buf[4096];
+      ssize_t n = 0;
+      while (response.size() < 65536 && (n = ::recv(fd, buf, sizeof buf, 0)) > 0) {
+        response.append(buf, static_cast<std::size_t>(n));
+      }
+    }
+  }
+  ::close(fd);
+  return response;
+}
+
+}  // namespace
+
+EtcdCluster::EtcdCluster(const EtcdClusterOptions& options) : options_(options), dir_("etcd") {}
+
+Result<std::unique_ptr<EtcdCluster>> EtcdCluster::start(const EtcdClusterOptions& options) {
+  if (options.members < 1 || options.members > 7) {
+    return Status(ErrorCode::kInvalidArgument, "etcd test cluster needs 1..7 members");
+  }
+  std::unique_ptr<EtcdCluster> cluster(new EtcdCluster(options));
+  cluster->token_ = "leasehold-test-" + std::to_string(::getpid()) + "-" +
+                    std::to_string(Clock::now().time_since_epoch().count());
+  for (int i = 0; i < options.members; ++i) {
+    Member m;
+    m.name = "m" + std::to_string(i);
+    m.client_port = free_port();
+    m.peer_port = free_port();
+    if (m.client_port == 0 || m.peer_port == 0) {
+      return Status(ErrorCode::kIoError, "etcd test cluster: no free port");
+    }
+    cluster->members_.push_back(std::move(m));
+  }
+  for (int i = 0; i < options.members; ++i) {
+    if (Status s = cluster->spawn(i); !s) return s;
+  }
+  if (Status s = cluster->wait_healthy(options.start_timeout); !s) return s;
+  return cluster;
+}
+
+EtcdCluster::~EtcdCluster() {
+  for (Member& m : members_) m.process.kill9();
+}
+
+std::string EtcdCluster::endpoint(int i) const {
+  return "http://127.0.0.1:" + std::to_string(client_port(i));
+}
+
+std::string EtcdCluster::endpoints() const {
+  std::string out;
+  for (int i = 0; i < size(); ++i) {
+    if (i > 0) out += ',';
+    out += endpoint(i);
+  }
+  return out;
+}
+
+std::uint16_t EtcdCluster::client_port(int i) const {
+  return members_.at(static_cast<std::size_t>(i)).client_port;
+}
+
+std::string EtcdCluster::log_path(int i) const {
+  return dir_.file(members_.at(static_cast<std::size_t>(i)).name + ".log");
+}
+
+std::vector<std::string> EtcdCluster::argv(int i) const {
+  const Member& m = members_.at(static_cast<std::size_t>(i));
+  std::string initial_cluster;
+  for (const Member& peer : members_) {
+    if (!initial_cluster.empty()) initial_cluster += ',';
+    initial_cluster += peer.name + "=http://127.0.0.1:" + std::to_string(peer.peer_port);
+  }
+  const std::string client_url = "http://127.0.0.1:" + std::to_string(m.client_port);
+  const std::string peer_url = "http://127.0.0.1:" + std::to_string(m.peer_port);
+  std::vector<std::string> args;
+  if (::access("/usr/bin/setpriv", X_OK) == 0) {
+    args = {"/usr/bin/setpriv", "--pdeathsig", "KILL", "--"};
+  }
+  const std::vector<std::string> etcd_args = {
+      etcd_binary(),
+      "--name", m.name,
+      "--data-dir", dir_.file(m.name + ".data"),
+      "--listen-client-urls", client_url,
+      "--advertise-client-urls", client_url,
+      "--listen-peer-urls", peer_url,
+      "--initial-advertise-peer-urls", peer_url,
+      "--initial-cluster", initial_cluster,
+      "--initial-cluster-state", "new",
+      "--initial-cluster-token", token_,
+      "--heartbeat-interval", std::to_string(options_.heartbeat_interval.count()),
+      "--election-timeout", std::to_string(options_.election_timeout.count()),
+  };
+  args.insert(args.end(), etcd_args.begin(), etcd_args.end());
+  return args;
+}
+
+Status EtcdCluster::spawn(int i) {
+  SpawnOptions spawn_options;
+  spawn_options.stdout_path = log_path(i);
+  spawn_options.stderr_path = log_path(i);
+  auto process = Subprocess::spawn(argv(i), spawn_options);
+  if (!process) return process.status();
+  members_.at(static_cast<std::size_t>(i)).process = std::move(*process);
+  return Status::ok();
+}
+
+bool EtcdCluster::running(int i) { return members_.at(static_cast<std::size_t>(i)).process.running(); }
+
+void EtcdCluster::kill(int i) { members_.at(static_cast<std::size_t>(i)).process.kill9(); }
+
+void EtcdCluster::pause(int i) { members_.at(static_cast<std::size_t>(i)).process.signal(SIGSTOP); }
+
+void EtcdCluster::resume(int i) { members_.at(static_cast<std::size_t>(i)).process.signal(SIGCONT); }
+
+Status EtcdCluster::restart(int i) {
+  kill(i);
+  if (Status s = spawn(i); !s) return s;
+  if (!wait_for_port(client_port(i), options_.start_timeout)) {
+    return Status(ErrorCode::kUnavailable,
+                  "etcd member " + std::to_string(i) + " did not listen after restart; log tail:\n" + log_tail(i));
+  }
+  return Status::ok();
+}
+
+bool EtcdCluster::healthy(int i, std::chrono::milliseconds timeout) {
+  const Clock::time_point deadline = Clock::now() + timeout;
+  do {
+    if (http_get(client_port(i), "/health").find("\"health\":\"true\"") != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  } while (Clock::now() < deadline && running(i));
+  return false;
+}
+
+Status EtcdCluster::wait_healthy(std::chrono::milliseconds timeout) {
+  const Clock::time_point deadline = Clock::now() + timeout;
+  for (int i = 0; i < size(); ++i) {
+    if (!running(i)) continue;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (!healthy(i, std::max(left, std::chrono::milliseconds(1)))) {
+      return Status(ErrorCode::kUnavailable, "etcd member " + std::to_string(i) + " not healthy in time" +
+                                                 (running(i) ? "" : " (exited)") + "; log tail:\n" + log_tail(i));
+    }
+  }
+  return Status::ok();
+}
+
+std::string EtcdCluster::log_tail(int i) const {
+  std::string log = read_file(log_path(i));
+  return log.size() > 2000 ? log.substr(log.size() - 2000) : log;
+}
+
+}  // namespace leasehold::testing
