@@ -1,0 +1,89 @@
+// server/command_table.h: the declarative command table.
+//
+// Every command is one CommandSpec: name, arity, flags, summary, argument
+// syntax and handler. The table drives dispatch, the arity error messages and
+// the COMMAND / COMMAND DOCS / COMMAND COUNT replies, so help and behaviour
+// cannot drift apart. Handlers live in commands_<family>.cc files, each of
+// which contributes its specs through an add_<family>_commands() function.
+//
+// Thread-safety: the table is built once (first use) and then read-only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/responder.h"
+
+namespace leasehold::server {
+
+class Server;
+class Connection;
+
+enum CommandFlag : std::uint32_t {
+  kWrite = 1u << 0,     // proposes a log command (may start while earlier writes are in flight)
+  kReadonly = 1u << 1,  // reads the applied state
+  kBlocking = 1u << 2,  // may block the connection (LOCK.ACQUIRE ... WAIT)
+  kAdmin = 1u << 3,     // operator command
+  kFast = 1u << 4,      // O(1), no log write
+  kConnection = 1u << 5 // connection-level (HELLO, PING, CLIENT...)
+};
+
+// What a handler gets. `args[0]` is the command name as sent. The reference
+// fields live only during the handler call; an asynchronous handler copies
+// what it needs and keeps `reply` (a cheap, copyable handle).
+struct CommandContext {
+  Server& server;
+  const std::shared_ptr<Connection>& conn;
+  const std::vector<std::string>& args;
+  Responder reply;
+};
+
+using CommandHandler = void (*)(CommandContext&);
+
+struct CommandSpec {
+  std::string_view name;     // upper case: "LOCK.ACQUIRE"
+  int arity = 0;             // >0: exactly that many words (name included); <0: at least -arity
+  std::uint32_t flags = 0;
+  std::string_view group;    // "session", "lock", "fence", "compat", "connection", "server"
+  std::string_view summary;
+  std::string_view syntax;   // argument syntax, e.g. "name session [WAIT ms]"
+  CommandHandler handler = nullptr;
+};
+
+class CommandTable {
+ public:
+  static const CommandTable& instance();
+
+  // Case-insensitive lookup; nullptr when unknown.
+  const CommandSpec* find(std::string_view name) const;
+  const std::vector<CommandSpec>& all() const { return specs_; }
+
+  // True when argc fits the spec's arity.
+  static bool arity_ok(const CommandSpec& spec, std::size_t argc);
+  // "ERR wrong number of arguments for 'lock.acquire' command"
+  static std::string arity_error(const CommandSpec& spec);
+  // "ERR unknown command 'FOO', with args beginning with: 'a' 'b'"
+  static std::string unknown_error(const std::vector<std::string>& args);
+  // True when this request blocks the connection (a barrier for pipelining).
+  static bool is_blocking_request(const CommandSpec& spec, const std::vector<std::string>& args);
+
+ private:
+  CommandTable();
+  std::vector<CommandSpec> specs_;
+};
+
+// The families (one file each).
+void add_standard_commands(std::vector<CommandSpec>& out);
+void add_session_commands(std::vector<CommandSpec>& out);
+void add_lock_commands(std::vector<CommandSpec>& out);
+void add_fence_commands(std::vector<CommandSpec>& out);
+void add_compat_commands(std::vector<CommandSpec>& out);
+
+// COMMAND, COMMAND COUNT, COMMAND DOCS [name...], COMMAND INFO [name...], COMMAND LIST.
+void write_command_reply(const CommandTable& table, const std::vector<std::string>& args,
+                         resp::Writer& w);
+
+}  // namespace leasehold::server

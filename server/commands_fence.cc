@@ -1,0 +1,37 @@
+// Fenced key-value: FENCE.PUT / FENCE.GET.
+#include "server/handler_util.h"
+
+namespace leasehold::server {
+namespace {
+
+void fence_put(CommandContext& ctx) {
+  auto token = parse_uint(ctx.args[4], "token", 1, UINT64_MAX);
+  if (!token) return ctx.reply.error(token.status());
+  core::Command cmd;
+  cmd.body = core::FencePut{ctx.args[1], ctx.args[2], ctx.args[3], *token};
+  propose(ctx, std::move(cmd), [](const core::ApplyResult& r, Responder& reply) {
+    if (r.reply.is_error()) return reply.error(r.reply.error);
+    reply.integer(static_cast<std::int64_t>(r.reply.token));
+  });
+}
+
+void fence_get(CommandContext& ctx) {
+  auto v = ctx.server.node().state().fence_get(ctx.args[1]);
+  if (!v) return ctx.reply.write([](resp::Writer& w) { w.null_array(); });
+  ctx.reply.write([&](resp::Writer& w) {
+    w.array_header(2);
+    w.bulk(v->value);
+    w.integer(static_cast<std::int64_t>(v->token));
+  });
+}
+
+}  // namespace
+
+void add_fence_commands(std::vector<CommandSpec>& out) {
+  out.push_back({"FENCE.PUT", 5, kWrite, "fence", "Writes a value only with a current holder's token",
+                 "key value lock token", &fence_put});
+  out.push_back({"FENCE.GET", 2, kReadonly | kFast, "fence", "Reads a fenced value and the token that wrote it",
+                 "key", &fence_get});
+}
+
+}  // namespace leasehold::server

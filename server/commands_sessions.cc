@@ -1,0 +1,119 @@
+// Sessions: SESSION.OPEN / KEEPALIVE / CLOSE / LIST / KILL / WATCH.
+#include "server/connection.h"
+#include "server/handler_util.h"
+
+namespace leasehold::server {
+namespace {
+
+std::int64_t remaining_for(Server& server, core::SessionId id) {
+  auto r = server.node().remaining_ms(id);
+  if (!r) return 0;
+  if (*r == node::kNeverExpires) return -1;
+  return static_cast<std::int64_t>(*r);
+}
+
+void session_open(CommandContext& ctx) {
+  auto ttl = parse_uint(ctx.args[1], "ttl_ms", 1, UINT64_MAX);
+  if (!ttl) return ctx.reply.error(ttl.status());
+  core::OpenSession body;
+  body.ttl_ms = *ttl;
+  if (ctx.args.size() == 4 && iequals(ctx.args[2], "OWNER")) {
+    body.owner = ctx.args[3];
+  } else if (ctx.args.size() != 2) {
+    return ctx.reply.error_text(syntax_error("want SESSION.OPEN ttl_ms [OWNER label]"));
+  }
+  core::Command cmd;
+  cmd.body = std::move(body);
+  propose(ctx, std::move(cmd), [](const core::ApplyResult& r, Responder& reply) {
+    if (r.reply.is_error()) return reply.error(r.reply.error);
+    reply.integer(static_cast<std::int64_t>(r.reply.session));
+  });
+}
+
+void session_keepalive(CommandContext& ctx) {
+  const core::SessionId id = session_arg(ctx, 1);
+  if (id == 0) return;
+  auto r = ctx.server.node().keepalive(id);
+  if (!r) return ctx.reply.error(r.status());
+  ctx.reply.integer(*r == node::kNeverExpires ? -1 : static_cast<std::int64_t>(*r));
+}
+
+void session_close(CommandContext& ctx) {
+  const core::SessionId id = session_arg(ctx, 1);
+  if (id == 0) return;
+  core::Command cmd;
+  cmd.body = core::CloseSession{id};
+  propose_ok(ctx, std::move(cmd));
+}
+
+void session_kill(CommandContext& ctx) {
+  const core::SessionId id = session_arg(ctx, 1);
+  if (id == 0) return;
+  if (!ctx.server.node().state().session(id)) {
+    return ctx.reply.error(Status(ErrorCode::kNotFound, "no such session"));
+  }
+  core::Command cmd;
+  cmd.body = core::KillSession{id};
+  propose(ctx, std::move(cmd), [](const core::ApplyResult& r, Responder& reply) {
+    if (!r.reply.is_error()) return reply.ok();
+    if (r.reply.error.code() == ErrorCode::kSessionExpired) {
+      return reply.error(Status(ErrorCode::kNotFound, "no such session"));
+    }
+    reply.error(r.reply.error);
+  });
+}
+
+void session_list(CommandContext& ctx) {
+  const auto sessions = ctx.server.node().state().sessions();
+  Server& server = ctx.server;
+  ctx.reply.write([&](resp::Writer& w) {
+    w.array_header(sessions.size());
+    for (const auto& s : sessions) {
+      w.map_header(6);
+      w.bulk("id");
+      w.integer(static_cast<std::int64_t>(s.id));
+      w.bulk("owner");
+      w.bulk(s.owner);
+      w.bulk("ttl_ms");
+      w.integer(static_cast<std::int64_t>(s.ttl_ms));
+      w.bulk("remaining_ms");
+      w.integer(remaining_for(server, s.id));
+      w.bulk("held");
+      w.integer(s.held);
+      w.bulk("waiting");
+      w.integer(s.waiting);
+    }
+  });
+}
+
+void session_watch(CommandContext& ctx) {
+  const core::SessionId id = session_arg(ctx, 1);
+  if (id == 0) return;
+  if (ctx.conn->protocol() != resp::Protocol::kResp3) {
+    return ctx.reply.error_text("ERR SESSION.WATCH needs RESP3 (send HELLO 3 first)");
+  }
+  if (!ctx.server.node().state().session(id)) {
+    return ctx.reply.error(Status(ErrorCode::kSessionExpired, "the session is not live"));
+  }
+  ctx.server.watch(id, ctx.conn);
+  ctx.reply.ok();
+}
+
+}  // namespace
+
+void add_session_commands(std::vector<CommandSpec>& out) {
+  out.push_back({"SESSION.OPEN", -2, kWrite, "session", "Opens a session; returns its id", "ttl_ms [OWNER label]",
+                 &session_open});
+  out.push_back({"SESSION.KEEPALIVE", 2, kFast, "session",
+                 "Renews a session's TTL (in memory); returns the TTL now remaining", "session", &session_keepalive});
+  out.push_back({"SESSION.CLOSE", 2, kWrite, "session", "Closes a session, releasing its locks", "session",
+                 &session_close});
+  out.push_back({"SESSION.LIST", 1, kReadonly | kAdmin, "session", "Lists the live sessions", "", &session_list});
+  out.push_back({"SESSION.KILL", 2, kWrite | kAdmin, "session", "Expires a session now (lock-delay applies)",
+                 "session", &session_kill});
+  out.push_back({"SESSION.WATCH", 2, kReadonly | kFast, "session",
+                 "RESP3: push lost / session-ended notices for a session to this connection", "session",
+                 &session_watch});
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,39 @@
+// server/config.h: everything `leasehold server` can be told (flags / config file).
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "node/node.h"
+#include "resp/parser.h"
+
+namespace leasehold::server {
+
+struct ServerConfig {
+  std::string listen_host = "127.0.0.1";
+  std::uint16_t listen_port = 7379;  // 0: the kernel picks (see Server::port())
+  std::string data_dir = "./data";
+  std::string log_level = "info";    // trace, debug, info, warn, error, critical, off
+
+  node::NodeOptions node;            // core limits, group commit, snapshot cadence
+  resp::ParserLimits protocol;       // max bulk / array / inline / depth / frame
+
+  std::size_t max_clients = 10'000;
+  // A client whose unsent replies (and pushes) exceed this is disconnected.
+  std::size_t max_output_bytes = 32u << 20;
+  // Requests parsed but not yet answered per connection; beyond it the server
+  // stops reading that socket until replies drain (TCP back-pressure).
+  std::size_t max_pipeline = 1024;
+  // A connection that has not completed a command within this long after
+  // connecting, or holds a partial frame this long, is closed. 0 disables.
+  std::chrono::milliseconds idle_timeout{30'000};
+};
+
+// Parses "host:port" (IPv4 or [IPv6]:port). kInvalidArgument naming the problem.
+Status parse_listen(const std::string& text, std::string& host, std::uint16_t& port);
+
+}  // namespace leasehold::server

@@ -1,0 +1,270 @@
+#include "server/connection.h"
+
+#include <spdlog/spdlog.h>
+
+#include "server/args.h"
+#include "server/command_table.h"
+#include "server/server.h"
+
+namespace leasehold::server {
+
+namespace {
+struct WriteRequest {
+  uv_write_t req{};
+  std::string bytes;
+  std::shared_ptr<Connection> keep;
+};
+}  // namespace
+
+void Responder::error(const Status& status) {
+  const std::string text = leasehold::server::error_text(status);
+  write([&text](resp::Writer& w) { w.error(text); });
+}
+
+void Responder::finish(std::string bytes) {
+  if (slot_->done) return;
+  slot_->bytes = std::move(bytes);
+  slot_->done = true;
+  if (auto conn = conn_.lock()) conn->on_slot_done();
+}
+
+Connection::Connection(Server& server, std::uint64_t id)
+    : server_(server), id_(id), parser_(resp::Parser::Mode::kRequest, server.config().protocol),
+      last_progress_(Clock::now()) {
+  tcp_.data = this;
+}
+
+Connection::~Connection() = default;
+
+void Connection::start(std::string peer) {
+  peer_ = std::move(peer);
+  update_reading();
+}
+
+void Connection::close(std::string_view reason) {
+  if (closed_) return;
+  closed_ = true;
+  spdlog::debug("client closed id={} peer={} reason=\"{}\"", id_, peer_, reason);
+  if (reading_) uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  reading_ = false;
+  server_.on_connection_closing(*this);
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), [](uv_handle_t* h) {
+    auto* self = static_cast<Connection*>(h->data);
+    self->server_.forget_connection(self->id_);
+  });
+}
+
+bool Connection::blocked() const {
+  return !queue_.empty() && queue_.front().blocking && queue_.front().started &&
+         !queue_.front().slot->done;
+}
+
+bool Connection::idle_expired(Clock::time_point now, std::chrono::milliseconds timeout) const {
+  if (timeout.count() <= 0 || closed_) return false;
+  const bool partial = rbuf_.size() > rpos_ || parser_.mid_frame();
+  if (!partial && ever_completed_) return false;
+  return now - last_progress_ > timeout;
+}
+
+void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
+  if (closed_) return;
+  if (nread < 0) {
+    close(nread == UV_EOF ? "eof" : uv_strerror(static_cast<int>(nread)));
+    return;
+  }
+  if (nread == 0) return;
+  if (!ever_completed_ && rbuf_.size() == rpos_ && !parser_.mid_frame()) last_progress_ = Clock::now();
+  rbuf_.append(buf->base, static_cast<std::size_t>(nread));
+  parse_available();
+  pump();
+}
+
+void Connection::parse_available() {
+  const ServerConfig& cfg = server_.config();
+  while (!stop_parsing_ && !closed_ && queue_.size() < cfg.max_pipeline && rpos_ < rbuf_.size()) {
+    resp::ParseOutcome o = parser_.parse(std::string_view(rbuf_).substr(rpos_));
+    rpos_ += o.consumed;
+    if (o.status == resp::ParseStatus::kNeedMore) break;
+    if (o.status == resp::ParseStatus::kError) {
+      spdlog::info("client protocol error id={} peer={} error=\"{}\"", id_, peer_, o.error);
+      std::string out;
+      resp::Writer(out, protocol_).error("ERR " + o.error);
+      enqueue_done(std::move(out));
+      stop_parsing_ = true;
+      close_after_flush_ = true;
+      rbuf_.clear();
+      rpos_ = 0;
+      break;
+    }
+    ever_completed_ = true;
+    last_progress_ = Clock::now();
+    enqueue(std::move(o.value));
+  }
+  if (rpos_ == rbuf_.size()) {
+    rbuf_.clear();
+    rpos_ = 0;
+  } else if (rpos_ > 4096 && rpos_ * 2 > rbuf_.size()) {
+    rbuf_.erase(0, rpos_);
+    rpos_ = 0;
+  }
+  update_reading();
+}
+
+void Connection::enqueue_done(std::string bytes) {
+  Pending p;
+  p.slot = std::make_shared<ReplySlot>();
+  p.slot->bytes = std::move(bytes);
+  p.slot->done = true;
+  p.started = true;
+  queue_.push_back(std::move(p));
+}
+
+void Connection::enqueue(resp::Value request) {
+  Pending p;
+  p.args.reserve(request.elements.size());
+  for (auto& e : request.elements) p.args.push_back(std::move(e.str));
+  p.spec = CommandTable::instance().find(p.args[0]);
+  std::string err;
+  if (p.spec == nullptr) {
+    err = CommandTable::unknown_error(p.args);
+  } else if (!CommandTable::arity_ok(*p.spec, p.args.size())) {
+    err = CommandTable::arity_error(*p.spec);
+  }
+  if (!err.empty()) {
+    std::string out;
+    resp::Writer(out, protocol_).error(err);
+    enqueue_done(std::move(out));
+    return;
+  }
+  p.blocking = CommandTable::is_blocking_request(*p.spec, p.args);
+  p.pipelinable = (p.spec->flags & kWrite) != 0 && !p.blocking;
+  p.slot = std::make_shared<ReplySlot>();
+  queue_.push_back(std::move(p));
+}
+
+void Connection::on_slot_done() { pump(); }
+
+void Connection::pump() {
+  if (closed_) return;
+  if (pumping_) {
+    repump_ = true;
+    return;
+  }
+  auto keep = shared_from_this();
+  pumping_ = true;
+  do {
+    repump_ = false;
+    while (!queue_.empty() && queue_.front().slot->done) {
+      append_output(queue_.front().slot->bytes);
+      queue_.pop_front();
+      if (closed_) break;
+    }
+    if (closed_) break;
+    bool all_done_before = true;
+    bool only_pipelinable_before = true;
+    for (std::size_t i = 0; i < queue_.size() && !closed_; ++i) {
+      Pending& p = queue_[i];
+      if (!p.started) {
+        if (close_after_flush_) break;
+        const bool can = all_done_before || (p.pipelinable && only_pipelinable_before);
+        if (!can) break;
+        p.started = true;
+        execute(p);
+        if (closed_) break;
+      }
+      if (!queue_[i].slot->done) {
+        all_done_before = false;
+        if (!queue_[i].pipelinable) only_pipelinable_before = false;
+      }
+    }
+  } while (repump_ && !closed_);
+  pumping_ = false;
+  if (closed_) return;
+  if (!stop_parsing_ && queue_.size() < server_.config().max_pipeline && rbuf_.size() > rpos_) {
+    parse_available();
+    if (!queue_.empty() && !queue_.back().started) {
+      pump();
+      return;
+    }
+  }
+  flush_output();
+  update_reading();
+}
+
+void Connection::execute(Pending& p) {
+  auto self = shared_from_this();
+  server_.count_command();
+  CommandContext ctx{server_, self, p.args, Responder(p.slot, weak_from_this(), protocol_)};
+  p.spec->handler(ctx);
+}
+
+void Connection::push(std::string bytes) {
+  if (closed_) return;
+  append_output(bytes);
+  flush_output();
+}
+
+void Connection::append_output(const std::string& bytes) {
+  wbuf_ += bytes;
+  if (output_bytes() > server_.config().max_output_bytes) {
+    spdlog::warn("client output buffer limit id={} peer={} bytes={}", id_, peer_, output_bytes());
+    close("output buffer limit");
+  }
+}
+
+void Connection::flush_output() {
+  if (closed_ || write_in_flight_) return;
+  if (wbuf_.empty()) {
+    if (close_after_flush_ && queue_.empty()) close("quit");
+    return;
+  }
+  auto* w = new WriteRequest;
+  w->bytes.swap(wbuf_);
+  w->keep = shared_from_this();
+  w->req.data = w;
+  inflight_bytes_ = w->bytes.size();
+  write_in_flight_ = true;
+  uv_buf_t buf = uv_buf_init(w->bytes.data(), static_cast<unsigned int>(w->bytes.size()));
+  const int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, &Connection::on_write);
+  if (rc != 0) {
+    delete w;
+    write_in_flight_ = false;
+    inflight_bytes_ = 0;
+    close(uv_strerror(rc));
+  }
+}
+
+void Connection::on_write(uv_write_t* req, int status) {
+  auto* w = static_cast<WriteRequest*>(req->data);
+  std::shared_ptr<Connection> self = std::move(w->keep);
+  delete w;
+  self->write_in_flight_ = false;
+  self->inflight_bytes_ = 0;
+  if (self->closed_) return;
+  if (status != 0) {
+    self->close(uv_strerror(status));
+    return;
+  }
+  self->flush_output();
+}
+
+void Connection::update_reading() {
+  if (closed_) return;
+  const bool want = !stop_parsing_ && queue_.size() < server_.config().max_pipeline;
+  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
+  if (want && !reading_) {
+    const int rc = uv_read_start(
+        stream, &Server::alloc_read_buffer,
+        [](uv_stream_t* s, ssize_t n, const uv_buf_t* b) { static_cast<Connection*>(s->data)->on_read(n, b); });
+    if (rc != 0) {
+      close(uv_strerror(rc));
+      return;
+    }
+    reading_ = true;
+  } else if (!want && reading_) {
+    uv_read_stop(stream);
+    reading_ = false;
+  }
+}
+
+}  // namespace leasehold::server

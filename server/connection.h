@@ -1,0 +1,135 @@
+// server/connection.h: one client connection on the loop.
+//
+// Reads into a bounded buffer, parses requests incrementally (resp::Parser),
+// queues them with one reply slot each and writes replies in request order.
+// Execution order (pipelining):
+//   - a write command (kWrite) may start while earlier writes are still being
+//     committed (the node applies them in proposal order);
+//   - any other command starts only when every earlier one has its reply
+//     (reads see this connection's earlier writes);
+//   - a blocking request (LOCK.ACQUIRE ... WAIT) is a barrier: nothing
+//     behind it starts until it is answered (like BLPOP).
+// Limits: at most max_pipeline queued requests (then reading pauses), at
+// most max_output_bytes of unsent output (then the client is disconnected),
+// a framing error is answered with "-ERR Protocol error: ..." and the
+// connection is closed after that reply.
+//
+// Lifetime: owned by the Server through a shared_ptr until libuv's close
+// callback; Responders hold weak_ptrs.
+// Thread-safety: loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/types.h"
+#include "resp/parser.h"
+#include "server/responder.h"
+
+namespace leasehold::server {
+
+class Server;
+struct CommandSpec;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  Connection(Server& server, std::uint64_t id);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  uv_tcp_t* handle() { return &tcp_; }
+  // Starts reading (after uv_accept succeeded).
+  void start(std::string peer);
+  // Closes now (pending replies are dropped). Idempotent.
+  void close(std::string_view reason);
+  bool closed() const { return closed_; }
+  // Closes after the replies queued so far are written (QUIT).
+  void close_after_replies() { close_after_flush_ = true; }
+
+  std::uint64_t id() const { return id_; }
+  const std::string& peer() const { return peer_; }
+  resp::Protocol protocol() const { return protocol_; }
+  void set_protocol(resp::Protocol p) { protocol_ = p; }
+  const std::string& name() const { return name_; }
+  void set_name(std::string n) { name_ = std::move(n); }
+
+  // Out-of-band bytes (a RESP3 push), queued for writing now.
+  void push(std::string bytes);
+  // A reply slot was filled: flush what can be flushed, start what can start.
+  void on_slot_done();
+
+  // Sessions this connection watches and waits it is blocked on (lock, session).
+  std::set<core::SessionId>& watched() { return watched_; }
+  std::set<std::pair<std::string, core::SessionId>>& waits() { return waits_; }
+
+  // True when the connection has held a partial frame, or never completed a
+  // command, for longer than `timeout` (see ServerConfig::idle_timeout).
+  bool idle_expired(Clock::time_point now, std::chrono::milliseconds timeout) const;
+  std::size_t queued() const { return queue_.size(); }
+  std::size_t output_bytes() const { return wbuf_.size() + inflight_bytes_; }
+  bool blocked() const;
+
+  // libuv glue.
+  void on_read(ssize_t nread, const uv_buf_t* buf);
+
+ private:
+  struct Pending {
+    std::vector<std::string> args;
+    const CommandSpec* spec = nullptr;
+    std::shared_ptr<ReplySlot> slot;
+    bool started = false;
+    bool pipelinable = false;  // a non-blocking write
+    bool blocking = false;
+  };
+
+  void parse_available();
+  void enqueue(resp::Value request);
+  void enqueue_done(std::string bytes);
+  void pump();
+  void execute(Pending& p);
+  void append_output(const std::string& bytes);
+  void flush_output();
+  void update_reading();
+  static void on_write(uv_write_t* req, int status);
+
+  Server& server_;
+  std::uint64_t id_;
+  uv_tcp_t tcp_{};
+  std::string peer_;
+  std::string name_;
+  resp::Protocol protocol_ = resp::Protocol::kResp2;
+  resp::Parser parser_;
+
+  std::string rbuf_;
+  std::size_t rpos_ = 0;
+  std::deque<Pending> queue_;
+  std::string wbuf_;
+  std::size_t inflight_bytes_ = 0;
+  bool write_in_flight_ = false;
+
+  bool closed_ = false;
+  bool reading_ = false;
+  bool stop_parsing_ = false;
+  bool close_after_flush_ = false;
+  bool pumping_ = false;
+  bool repump_ = false;
+
+  bool ever_completed_ = false;
+  Clock::time_point last_progress_;
+
+  std::set<core::SessionId> watched_;
+  std::set<std::pair<std::string, core::SessionId>> waits_;
+};
+
+}  // namespace leasehold::server

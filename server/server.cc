@@ -1,0 +1,410 @@
+#include "server/server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <csignal>
+
+#include "log/rocksdb_log.h"
+#include "server/connection.h"
+
+namespace leasehold::server {
+namespace {
+
+template <typename... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <typename... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+uv_handle_t* as_handle(void* h) { return static_cast<uv_handle_t*>(h); }
+
+std::string_view loss_reason(core::LossReason r) {
+  switch (r) {
+    case core::LossReason::kExpired: return "expired";
+    case core::LossReason::kKilled: return "killed";
+    case core::LossReason::kRevoked: return "revoked";
+    case core::LossReason::kClosed: return "closed";
+    case core::LossReason::kReplaced: return "replaced";
+  }
+  return "unknown";
+}
+
+std::string_view end_reason(core::SessionEndReason r) {
+  switch (r) {
+    case core::SessionEndReason::kClosed: return "closed";
+    case core::SessionEndReason::kExpired: return "expired";
+    case core::SessionEndReason::kKilled: return "killed";
+  }
+  return "unknown";
+}
+
+std::string peer_name(uv_tcp_t* tcp) {
+  sockaddr_storage addr{};
+  int len = sizeof(addr);
+  if (uv_tcp_getpeername(tcp, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
+  std::array<char, 64> ip{};
+  int port = 0;
+  if (addr.ss_family == AF_INET6) {
+    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+    uv_ip6_name(a6, ip.data(), ip.size());
+    port = ntohs(a6->sin6_port);
+    return fmt::format("[{}]:{}", ip.data(), port);
+  }
+  const auto* a4 = reinterpret_cast<const sockaddr_in*>(&addr);
+  uv_ip4_name(a4, ip.data(), ip.size());
+  port = ntohs(a4->sin_port);
+  return fmt::format("{}:{}", ip.data(), port);
+}
+
+}  // namespace
+
+Server::Server(ServerConfig config) : config_(std::move(config)) {}
+
+Server::~Server() {
+  connections_.clear();
+  node_.reset();
+  executor_.reset();
+  if (loop_initialized_) {
+    uv_run(&loop_, UV_RUN_NOWAIT);
+    uv_loop_close(&loop_);
+  }
+}
+
+std::string Server::listen_address() const {
+  if (config_.listen_host.find(':') != std::string::npos) {
+    return fmt::format("[{}]:{}", config_.listen_host, bound_port_);
+  }
+  return fmt::format("{}:{}", config_.listen_host, bound_port_);
+}
+
+Status Server::start() {
+  if (uv_loop_init(&loop_) != 0) return Status(ErrorCode::kIoError, "cannot create the event loop");
+  loop_initialized_ = true;
+  executor_ = std::make_unique<LoopExecutor>(&loop_, [] {});
+
+  log::RocksLogOptions log_options;
+  log_options.dir = config_.data_dir;
+  auto log = log::open_rocksdb_log(log_options);
+  if (!log) return log.status();
+  spdlog::info("log opened backend=\"{}\"", (*log)->describe());
+  auto node = node::Node::open(config_.node, std::move(log).value(), clock_, executor_->executor());
+  if (!node) return node.status();
+  node_ = std::move(node).value();
+  node_->set_effect_listener([this](const core::Effect& e) { on_effect(e); });
+  const node::NodeStats stats = node_->stats();
+  spdlog::info("node recovered revision={} applied_index={} replayed_entries={} sessions={} locks={}",
+               stats.applied_revision, stats.applied_index, stats.replayed_entries,
+               node_->state().session_count(), node_->state().lock_count());
+
+  uv_prepare_init(&loop_, &prepare_);
+  prepare_.data = this;
+  uv_timer_init(&loop_, &node_timer_);
+  node_timer_.data = this;
+  uv_timer_init(&loop_, &idle_timer_);
+  idle_timer_.data = this;
+  uv_signal_init(&loop_, &sigint_);
+  sigint_.data = this;
+  uv_signal_init(&loop_, &sigterm_);
+  sigterm_.data = this;
+  uv_async_init(&loop_, &stop_async_, [](uv_async_t* h) {
+    static_cast<Server*>(h->data)->begin_shutdown("stop requested");
+  });
+  stop_async_.data = this;
+  handles_open_ = true;
+
+  uv_prepare_start(&prepare_, [](uv_prepare_t* h) { static_cast<Server*>(h->data)->arm_node_timer(); });
+  uv_signal_start(&sigint_, [](uv_signal_t* h, int) { static_cast<Server*>(h->data)->begin_shutdown("SIGINT"); },
+                  SIGINT);
+  uv_signal_start(&sigterm_, [](uv_signal_t* h, int) { static_cast<Server*>(h->data)->begin_shutdown("SIGTERM"); },
+                  SIGTERM);
+  uv_timer_start(&idle_timer_, [](uv_timer_t* h) { static_cast<Server*>(h->data)->sweep_idle(); }, 500, 500);
+  return listen();
+}
+
+Status Server::listen() {
+  sockaddr_storage addr{};
+  int rc = 0;
+  if (config_.listen_host.find(':') != std::string::npos) {
+    rc = uv_ip6_addr(config_.listen_host.c_str(), config_.listen_port, reinterpret_cast<sockaddr_in6*>(&addr));
+  } else {
+    rc = uv_ip4_addr(config_.listen_host.c_str(), config_.listen_port, reinterpret_cast<sockaddr_in*>(&addr));
+  }
+  if (rc != 0) {
+    return Status(ErrorCode::kInvalidArgument, fmt::format("bad listen address {}", config_.listen_host));
+  }
+  uv_tcp_init(&loop_, &listener_);
+  listener_.data = this;
+  listening_ = true;
+  rc = uv_tcp_bind(&listener_, reinterpret_cast<const sockaddr*>(&addr), 0);
+  if (rc == 0) {
+    rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), 511, [](uv_stream_t* s, int status) {
+      static_cast<Server*>(s->data)->on_new_connection(status);
+    });
+  }
+  if (rc != 0) {
+    return Status(ErrorCode::kIoError, fmt::format("cannot listen on {}:{}: {}", config_.listen_host,
+                                                   config_.listen_port, uv_strerror(rc)));
+  }
+  sockaddr_storage bound{};
+  int len = sizeof(bound);
+  uv_tcp_getsockname(&listener_, reinterpret_cast<sockaddr*>(&bound), &len);
+  bound_port_ = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  spdlog::info("listening address={} data_dir={}", listen_address(), config_.data_dir);
+  return Status::ok();
+}
+
+Status Server::run() {
+  if (!handles_open_) return Status(ErrorCode::kInternal, "run() before a successful start()");
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  // Every handle is closed; destroy the node (and its log) on this thread.
+  node_.reset();
+  executor_.reset();
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  spdlog::info("server stopped");
+  return Status::ok();
+}
+
+void Server::request_stop() {
+  stop_requested_ = true;
+  if (handles_open_) uv_async_send(&stop_async_);
+}
+
+void Server::on_new_connection(int status) {
+  if (status < 0) {
+    spdlog::warn("accept failed error=\"{}\"", uv_strerror(status));
+    return;
+  }
+  auto conn = std::make_shared<Connection>(*this, next_conn_id_++);
+  uv_tcp_init(&loop_, conn->handle());
+  if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener_), reinterpret_cast<uv_stream_t*>(conn->handle())) != 0) {
+    connections_.emplace(conn->id(), conn);  // kept until the close callback
+    conn->close("accept failed");
+    return;
+  }
+  uv_tcp_nodelay(conn->handle(), 1);
+  connections_.emplace(conn->id(), conn);
+  ++counters_.connections_total;
+  conn->start(peer_name(conn->handle()));
+  if (shutting_down_ || connections_.size() > config_.max_clients) {
+    ++counters_.connections_rejected;
+    std::string out;
+    resp::Writer(out, resp::Protocol::kResp2)
+        .error(shutting_down_ ? "UNAVAILABLE shutting down" : "ERR max number of clients reached");
+    conn->close_after_replies();
+    conn->push(std::move(out));
+    return;
+  }
+  spdlog::debug("client connected id={} peer={}", conn->id(), conn->peer());
+}
+
+void Server::alloc_read_buffer(uv_handle_t*, std::size_t, uv_buf_t* buf) {
+  static thread_local std::array<char, 64 * 1024> buffer;
+  *buf = uv_buf_init(buffer.data(), static_cast<unsigned int>(buffer.size()));
+}
+
+std::size_t Server::blocked_client_count() const {
+  std::size_t n = 0;
+  for (const auto& [id, c] : connections_) n += c->blocked() ? 1 : 0;
+  return n;
+}
+
+void Server::park_wait(const std::string& lock, core::SessionId session, Responder reply,
+                       const std::shared_ptr<Connection>& conn) {
+  WaitKey key{lock, session};
+  if (!conn || conn->closed()) {
+    reply.null();
+    return;
+  }
+  waits_[key].push_back(Parked{conn->id(), std::move(reply)});
+  conn->waits().insert(key);
+}
+
+void Server::watch(core::SessionId session, const std::shared_ptr<Connection>& conn) {
+  watchers_[session].insert(conn->id());
+  conn->watched().insert(session);
+}
+
+void Server::on_connection_closing(Connection& conn) {
+  for (const WaitKey& key : conn.waits()) {
+    auto it = waits_.find(key);
+    if (it == waits_.end()) continue;
+    auto& list = it->second;
+    std::erase_if(list, [&](const Parked& p) { return p.conn_id == conn.id(); });
+    if (!list.empty()) continue;
+    waits_.erase(it);
+    if (shutting_down_) continue;
+    // Nobody waits any more: cancel the queued wait. A grant that lands
+    // before the cancel is released again (see on_effect).
+    abandoned_.insert(key);
+    core::Command cmd;
+    cmd.body = core::CancelWait{key.first, key.second};
+    node_->propose(std::move(cmd), [this, key](const core::ApplyResult&) { abandoned_.erase(key); });
+  }
+  conn.waits().clear();
+  for (core::SessionId s : conn.watched()) {
+    auto it = watchers_.find(s);
+    if (it == watchers_.end()) continue;
+    it->second.erase(conn.id());
+    if (it->second.empty()) watchers_.erase(it);
+  }
+  conn.watched().clear();
+}
+
+void Server::forget_connection(std::uint64_t id) { connections_.erase(id); }
+
+void Server::answer_waiters(const WaitKey& key, const std::function<void(Responder&)>& answer) {
+  auto it = waits_.find(key);
+  if (it == waits_.end()) return;
+  std::vector<Parked> list = std::move(it->second);
+  waits_.erase(it);
+  for (auto& p : list) {
+    auto c = connections_.find(p.conn_id);
+    if (c != connections_.end()) c->second->waits().erase(key);
+    answer(p.reply);
+  }
+}
+
+void Server::push_to_watchers(core::SessionId session, const std::string& kind,
+                              const std::function<void(resp::Writer&)>& body, std::size_t body_items) {
+  auto it = watchers_.find(session);
+  if (it == watchers_.end()) return;
+  const std::set<std::uint64_t> ids = it->second;  // a push may close a connection
+  for (std::uint64_t id : ids) {
+    auto c = connections_.find(id);
+    if (c == connections_.end() || c->second->protocol() != resp::Protocol::kResp3) continue;
+    std::string out;
+    resp::Writer w(out, resp::Protocol::kResp3);
+    w.push_header(2 + body_items);
+    w.bulk("leasehold");
+    w.bulk(kind);
+    body(w);
+    c->second->push(std::move(out));
+  }
+}
+
+void Server::on_effect(const core::Effect& effect) {
+  std::visit(
+      Overloaded{
+          [&](const core::Granted& g) {
+            WaitKey key{g.lock, g.session};
+            if (waits_.count(key) != 0) {
+              const auto token = static_cast<std::int64_t>(g.token);
+              answer_waiters(key, [token](Responder& r) { r.integer(token); });
+            } else if (abandoned_.erase(key) != 0) {
+              core::Command cmd;
+              cmd.body = core::Release{g.lock, g.session, g.token};
+              node_->propose(std::move(cmd), nullptr);
+            }
+          },
+          [&](const core::WaitEnded& w) {
+            WaitKey key{w.lock, w.session};
+            abandoned_.erase(key);
+            if (w.reason == core::WaitEndReason::kSessionEnded) {
+              answer_waiters(key, [](Responder& r) {
+                r.error(Status(ErrorCode::kSessionExpired, "the session ended while waiting"));
+              });
+            } else {
+              answer_waiters(key, [](Responder& r) { r.null(); });
+            }
+          },
+          [&](const core::LockLost& l) {
+            const std::string reason(loss_reason(l.reason));
+            push_to_watchers(
+                l.session, "lost",
+                [&](resp::Writer& w) {
+                  w.integer(static_cast<std::int64_t>(l.session));
+                  w.bulk(l.lock);
+                  w.integer(static_cast<std::int64_t>(l.token));
+                  w.bulk(reason);
+                },
+                4);
+          },
+          [&](const core::SessionEnded& s) {
+            const std::string reason(end_reason(s.reason));
+            push_to_watchers(
+                s.session, "session-ended",
+                [&](resp::Writer& w) {
+                  w.integer(static_cast<std::int64_t>(s.session));
+                  w.bulk(reason);
+                },
+                2);
+            auto it = watchers_.find(s.session);
+            if (it != watchers_.end()) {
+              for (std::uint64_t id : it->second) {
+                auto c = connections_.find(id);
+                if (c != connections_.end()) c->second->watched().erase(s.session);
+              }
+              watchers_.erase(it);
+            }
+          },
+          [&](const auto&) {},
+      },
+      effect);
+}
+
+void Server::arm_node_timer() {
+  if (!node_ || shutting_down_) return;
+  const auto deadline = node_->next_timer_deadline();
+  if (!deadline) {
+    uv_timer_stop(&node_timer_);
+    return;
+  }
+  const auto now = clock_.now();
+  std::uint64_t ms = 0;
+  if (*deadline > now) {
+    ms = static_cast<std::uint64_t>(
+             std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - now).count()) + 1;
+  }
+  uv_timer_start(&node_timer_, [](uv_timer_t* h) {
+    auto* self = static_cast<Server*>(h->data);
+    if (self->node_ && !self->shutting_down_) self->node_->run_due_timers();
+  }, ms, 0);
+}
+
+void Server::sweep_idle() {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::shared_ptr<Connection>> expired;
+  for (const auto& [id, c] : connections_) {
+    if (c->idle_expired(now, config_.idle_timeout)) expired.push_back(c);
+  }
+  for (auto& c : expired) {
+    spdlog::info("client idle timeout id={} peer={}", c->id(), c->peer());
+    c->close("idle timeout");
+  }
+}
+
+void Server::begin_shutdown(const char* why) {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  spdlog::info("shutting down reason={}", why);
+  if (listening_) {
+    uv_close(as_handle(&listener_), nullptr);
+    listening_ = false;
+  }
+  node_->shutdown([this] { finish_shutdown(); });
+}
+
+void Server::finish_shutdown() {
+  std::vector<std::shared_ptr<Connection>> all;
+  for (const auto& [id, c] : connections_) all.push_back(c);
+  for (auto& c : all) c->close("server shutdown");
+  waits_.clear();
+  watchers_.clear();
+  if (handles_open_) {
+    handles_open_ = false;
+    uv_close(as_handle(&prepare_), nullptr);
+    uv_close(as_handle(&node_timer_), nullptr);
+    uv_close(as_handle(&idle_timer_), nullptr);
+    uv_close(as_handle(&sigint_), nullptr);
+    uv_close(as_handle(&sigterm_), nullptr);
+    uv_close(as_handle(&stop_async_), nullptr);
+  }
+  executor_->close();
+  spdlog::info("node flushed; closing");
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,140 @@
+// server/server.h: the leasehold server: one libuv loop that owns the
+// sockets, the node and the state machine.
+//
+// start() opens the log in data_dir (RocksDB), recovers the node, then binds
+// the listener; run() serves until SIGINT/SIGTERM (or request_stop()), then
+// stops accepting, lets the node commit what it accepted (node shutdown),
+// closes every client and returns. Disk writes happen on the log's thread;
+// their completions come back through a uv_async executor (loop_executor.h).
+//
+// Blocking waits: a LOCK.ACQUIRE ... WAIT that the state machine queued is
+// parked here under (lock, session); the Granted / WaitEnded effect answers
+// it. A retry with the same SEQ re-attaches (both connections get the
+// answer). A connection that closes while parked cancels the wait
+// (CancelWait); a grant that races with that cancel is released again.
+//
+// Pushes: connections that ran SESSION.WATCH get `lost` / `session-ended`
+// pushes (docs/protocol.md).
+//
+// Thread-safety: everything runs on the loop thread (the one calling run()),
+// except request_stop(), which any thread may call.
+#pragma once
+
+#include <uv.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/reply.h"
+#include "node/node.h"
+#include "server/config.h"
+#include "server/loop_executor.h"
+#include "server/responder.h"
+
+namespace leasehold::server {
+
+class Connection;
+
+struct ServerCounters {
+  std::uint64_t connections_total = 0;
+  std::uint64_t connections_rejected = 0;
+  std::uint64_t commands_total = 0;
+};
+
+class Server {
+ public:
+  explicit Server(ServerConfig config);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Opens the log and node, binds and listens. Errors: the log's/node's open
+  // errors (kIoError, kCorruption), kIoError "cannot listen on ...".
+  Status start();
+  // Serves until stopped; returns after a clean shutdown.
+  Status run();
+  // Thread-safe and async-signal-unsafe; asks the loop to shut down.
+  void request_stop();
+
+  std::uint16_t port() const { return bound_port_; }
+  const ServerConfig& config() const { return config_; }
+  node::Node& node() { return *node_; }
+  bool shutting_down() const { return shutting_down_; }
+
+  // --- for handlers ---
+  void count_command() { ++counters_.commands_total; }
+  const ServerCounters& counters() const { return counters_; }
+  std::size_t client_count() const { return connections_.size(); }
+  std::size_t blocked_client_count() const;
+  std::size_t parked_wait_count() const { return waits_.size(); }
+  std::chrono::steady_clock::time_point started_at() const { return started_at_; }
+  std::string listen_address() const;
+
+  // Parks `reply` until (lock, session)'s wait ends. `conn` is the waiting connection.
+  void park_wait(const std::string& lock, core::SessionId session, Responder reply,
+                 const std::shared_ptr<Connection>& conn);
+  // The connection gets pushes for `session`.
+  void watch(core::SessionId session, const std::shared_ptr<Connection>& conn);
+
+  // --- connection glue ---
+  void on_connection_closing(Connection& conn);
+  void forget_connection(std::uint64_t id);
+  static void alloc_read_buffer(uv_handle_t* handle, std::size_t suggested, uv_buf_t* buf);
+
+ private:
+  using WaitKey = std::pair<std::string, core::SessionId>;
+  struct Parked {
+    std::uint64_t conn_id = 0;
+    Responder reply;
+  };
+
+  Status listen();
+  void on_new_connection(int status);
+  void on_effect(const core::Effect& effect);
+  void answer_waiters(const WaitKey& key, const std::function<void(Responder&)>& answer);
+  void push_to_watchers(core::SessionId session, const std::string& kind,
+                        const std::function<void(resp::Writer&)>& body, std::size_t body_items);
+  void arm_node_timer();
+  void sweep_idle();
+  void begin_shutdown(const char* why);
+  void finish_shutdown();
+
+  ServerConfig config_;
+  uv_loop_t loop_{};
+  bool loop_initialized_ = false;
+  uv_tcp_t listener_{};
+  bool listening_ = false;
+  uv_signal_t sigint_{};
+  uv_signal_t sigterm_{};
+  uv_prepare_t prepare_{};
+  uv_timer_t node_timer_{};
+  uv_timer_t idle_timer_{};
+  uv_async_t stop_async_{};
+  bool handles_open_ = false;
+  std::uint16_t bound_port_ = 0;
+
+  node::SteadyClock clock_;
+  std::unique_ptr<LoopExecutor> executor_;
+  std::unique_ptr<node::Node> node_;
+
+  std::uint64_t next_conn_id_ = 1;
+  std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> connections_;
+  std::map<WaitKey, std::vector<Parked>> waits_;
+  std::set<WaitKey> abandoned_;  // cancel in flight after the waiter left
+  std::map<core::SessionId, std::set<std::uint64_t>> watchers_;
+
+  bool shutting_down_ = false;
+  std::atomic<bool> stop_requested_{false};
+  ServerCounters counters_;
+  std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace leasehold::server

@@ -1,0 +1,105 @@
+// `leasehold server`: runs the lock service (embedded mode: one process,
+// RocksDB log in --data-dir) until SIGINT/SIGTERM. See docs/server.md.
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <iostream>
+
+#include "server/config.h"
+#include "server/server.h"
+#include "tools/registry.h"
+#include "tools/subcommands.h"
+
+namespace leasehold::tools {
+namespace {
+
+struct ServerFlags {
+  server::ServerConfig config;
+  std::string listen = "127.0.0.1:7379";
+  std::uint64_t idle_timeout_ms = 30'000;
+};
+
+void run_server(ServerFlags& flags) {
+  server::ServerConfig& cfg = flags.config;
+  auto logger = spdlog::stderr_logger_mt("leasehold");
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l %v");
+  spdlog::set_default_logger(logger);
+  const auto level = spdlog::level::from_str(cfg.log_level);
+  if (level == spdlog::level::off && cfg.log_level != "off") {
+    std::cerr << "leasehold server: bad --log-level '" << cfg.log_level
+              << "' (trace, debug, info, warn, error, critical, off)\n";
+    set_exit_code(2);
+    return;
+  }
+  spdlog::set_level(level);
+  if (Status s = server::parse_listen(flags.listen, cfg.listen_host, cfg.listen_port); !s) {
+    std::cerr << "leasehold server: " << s.message() << "\n";
+    set_exit_code(2);
+    return;
+  }
+  cfg.idle_timeout = std::chrono::milliseconds(flags.idle_timeout_ms);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  server::Server srv(cfg);
+  if (Status s = srv.start(); !s) {
+    spdlog::critical("cannot start error=\"{}\"", s.to_string());
+    std::cerr << "leasehold server: " << s.to_string() << "\n";
+    set_exit_code(1);
+    return;
+  }
+  Status s = srv.run();
+  set_exit_code(s ? 0 : 1);
+}
+
+void register_server(CLI::App& app) {
+  auto flags = std::make_shared<ServerFlags>();
+  server::ServerConfig& c = flags->config;
+  core::Limits& l = c.node.limits;
+  auto* cmd = app.add_subcommand("server", "Run the leasehold lock server (embedded mode)");
+  cmd->set_config("--config", "", "Read these options from a TOML/INI file (same keys, without dashes)");
+  cmd->add_option("--listen", flags->listen, "Client address host:port")->capture_default_str();
+  cmd->add_option("--data-dir", c.data_dir, "Directory of the durable log and snapshots")->capture_default_str();
+  cmd->add_option("--log-level", c.log_level, "trace, debug, info, warn, error, critical, off")
+      ->capture_default_str();
+
+  auto* lim = "State limits";
+  cmd->add_option("--max-name-bytes", l.max_name_bytes, "Longest lock name / key")->group(lim)->capture_default_str();
+  cmd->add_option("--max-owner-bytes", l.max_owner_bytes, "Longest session owner label")->group(lim)->capture_default_str();
+  cmd->add_option("--max-value-bytes", l.max_value_bytes, "Largest fenced / compat value")->group(lim)->capture_default_str();
+  cmd->add_option("--max-sessions", l.max_sessions, "Live sessions")->group(lim)->capture_default_str();
+  cmd->add_option("--max-locks", l.max_locks, "Locks with holders or waiters")->group(lim)->capture_default_str();
+  cmd->add_option("--max-fence-keys", l.max_fence_keys, "Fenced keys")->group(lim)->capture_default_str();
+  cmd->add_option("--max-waiters-per-lock", l.max_waiters_per_lock, "Queued waiters per lock")->group(lim)->capture_default_str();
+  cmd->add_option("--max-holders-per-lock", l.max_holders_per_lock, "Shared holders / semaphore permits")->group(lim)->capture_default_str();
+  cmd->add_option("--min-ttl-ms", l.min_ttl_ms, "Shortest session TTL")->group(lim)->capture_default_str();
+  cmd->add_option("--max-ttl-ms", l.max_ttl_ms, "Longest session TTL")->group(lim)->capture_default_str();
+  cmd->add_option("--max-wait-ms", l.max_wait_ms, "Longest LOCK.ACQUIRE WAIT")->group(lim)->capture_default_str();
+  cmd->add_option("--max-delay-ms", l.max_delay_ms, "Longest lock-delay")->group(lim)->capture_default_str();
+  cmd->add_option("--idempotence-window", l.idempotence_window, "Replies remembered per session for SEQ retries")->group(lim)->capture_default_str();
+
+  auto* proto = "Protocol and client limits";
+  cmd->add_option("--proto-max-bulk-len", c.protocol.max_bulk_bytes, "Largest bulk string in a request")->group(proto)->capture_default_str();
+  cmd->add_option("--proto-max-array-len", c.protocol.max_array_len, "Most arguments in a request")->group(proto)->capture_default_str();
+  cmd->add_option("--proto-max-inline-len", c.protocol.max_inline_bytes, "Longest inline command line")->group(proto)->capture_default_str();
+  cmd->add_option("--proto-max-request-bytes", c.protocol.max_frame_bytes, "Largest request (payload + per-argument overhead)")->group(proto)->capture_default_str();
+  cmd->add_option("--max-clients", c.max_clients, "Connected clients; more are refused")->group(proto)->capture_default_str();
+  cmd->add_option("--max-output-bytes", c.max_output_bytes, "Unsent reply bytes per client before it is disconnected")->group(proto)->capture_default_str();
+  cmd->add_option("--max-pipeline", c.max_pipeline, "Unanswered requests per client before reading pauses")->group(proto)->capture_default_str();
+  cmd->add_option("--idle-timeout-ms", flags->idle_timeout_ms, "Close clients that send no complete command (or hold a partial one) this long; 0 = never")->group(proto)->capture_default_str();
+
+  auto* node = "Log, batching and snapshots";
+  cmd->add_option("--max-batch-commands", c.node.max_batch_commands, "Commands per group commit")->group(node)->capture_default_str();
+  cmd->add_option("--max-batch-bytes", c.node.max_batch_bytes, "Bytes per group commit")->group(node)->capture_default_str();
+  cmd->add_option("--max-pending-proposals", c.node.max_pending_proposals, "Queued + in-flight writes before refusing")->group(node)->capture_default_str();
+  cmd->add_option("--snapshot-every-commands", c.node.snapshot_every_commands, "Snapshot after this many commands (0 = off)")->group(node)->capture_default_str();
+  cmd->add_option("--snapshot-every-bytes", c.node.snapshot_every_bytes, "Snapshot after this many log bytes (0 = off)")->group(node)->capture_default_str();
+
+  cmd->callback([flags] { run_server(*flags); });
+}
+
+const bool registered = add_subcommand(&register_server);
+
+}  // namespace
+}  // namespace leasehold::tools
