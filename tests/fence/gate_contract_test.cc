@@ -28,6 +28,8 @@ struct GateKind {
   std::function<std::unique_ptr<FenceGate>(const std::string& dir)> make;
 };
 
+void PrintTo(const GateKind& kind, std::ostream* os) { *os << kind.name; }
+
 class GateContract : public ::testing::TestWithParam<GateKind> {
  protected:
   void SetUp() override {
