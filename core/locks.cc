@@ -219,13 +219,12 @@ Reply apply_acquire(Ctx& c, const Acquire& a) {
     return Reply::fail(ErrorCode::kConflict, "lock '" + a.lock + "' has limit " + num(l.limit) +
                                                  ", requested limit " + num(a.limit));
   }
-  if (find_session(l.holders, a.session) != l.holders.end()) {
-    return Reply::fail(ErrorCode::kConflict,
-                       "session " + num(a.session) + " already holds lock '" + a.lock + "'");
-  }
-  if (find_session(l.waiters, a.session) != l.waiters.end()) {
-    return Reply::fail(ErrorCode::kConflict,
-                       "session " + num(a.session) + " already waits for lock '" + a.lock + "'");
+  // The session's own links are short; the lock's queue may be long.
+  if (std::find(sess.locks.begin(), sess.locks.end(), &*it) != sess.locks.end()) {
+    const bool holds = find_session(l.holders, a.session) != l.holders.end();
+    return Reply::fail(ErrorCode::kConflict, "session " + num(a.session) +
+                                                 (holds ? " already holds lock '" : " already waits for lock '") +
+                                                 a.lock + "'");
   }
   if (grantable_now(c, l, a.mode)) {
     clear_delay(c.s, *it);  // a delay that is over but not yet swept
