@@ -1,0 +1,183 @@
+// The etcd client against a real 3-member etcd cluster with faults: a
+// member killed, a majority killed, a member frozen with SIGSTOP.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "etcd/client.h"
+#include "etcd/keepalive.h"
+#include "etcd/watcher.h"
+#include "tests/etcd/etcd_cluster.h"
+
+namespace leasehold::etcd {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using testing::EtcdCluster;
+
+class EtcdClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::EtcdClusterOptions options;
+    options.members = 3;
+    auto cluster = EtcdCluster::start(options);
+    ASSERT_TRUE(cluster) << cluster.status().to_string();
+    cluster_ = std::move(*cluster);
+  }
+
+  std::unique_ptr<Client> client(std::chrono::milliseconds timeout) {
+    auto c = Client::create({cluster_->endpoints(), timeout});
+    EXPECT_TRUE(c) << c.status().to_string();
+    return c ? std::move(*c) : nullptr;
+  }
+
+  std::unique_ptr<EtcdCluster> cluster_;
+};
+
+TEST_F(EtcdClusterTest, KeepsWorkingWhenItsMemberIsKilled) {
+  auto c = client(5000ms);
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->put("/s/before", "1"));  // the client now uses member 0
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<WatchEvent> events;
+  auto watcher = Watcher::start(*c, {"/s/", prefix_end("/s/"), 0}, [&](const std::vector<WatchEvent>& batch) {
+    std::lock_guard lock(mu);
+    events.insert(events.end(), batch.begin(), batch.end());
+    cv.notify_all();
+  });
+  ASSERT_TRUE(watcher) << watcher.status().to_string();
+  auto lease = c->lease_grant(3);
+  ASSERT_TRUE(lease);
+  std::atomic<bool> lost{false};
+  auto ka = LeaseKeepAlive::start(*c, lease->id, lease->ttl_seconds, [&](const Status&) { lost = true; });
+  ASSERT_TRUE(ka) << ka.status().to_string();
+  ASSERT_TRUE(c->put("/s/leased", "x", lease->id));
+
+  cluster_->kill(0);
+  // The other two elect a leader if member 0 led.
+  ASSERT_TRUE(cluster_->wait_healthy(20s));
+
+  std::vector<std::int64_t> revisions;
+  for (int i = 0; i < 10; ++i) {
+    auto p = c->put("/s/after/" + std::to_string(i), std::to_string(i));
+    ASSERT_TRUE(p) << i << ": " << p.status().to_string();
+    revisions.push_back(p->revision);
+  }
+  auto r = c->range("/s/", prefix_end("/s/"));
+  ASSERT_TRUE(r) << r.status().to_string();
+  EXPECT_EQ(r->kvs.size(), 12u);
+
+  // The watch moved to another member and lost nothing.
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 15s, [&] { return events.size() >= 11; })) << events.size();
+    ASSERT_EQ(events.size(), 11u);
+    EXPECT_EQ(events[0].kv.key, "/s/leased");
+    for (std::size_t i = 0; i < 10; ++i) {
+      EXPECT_EQ(events[i + 1].kv.key, "/s/after/" + std::to_string(i));
+      EXPECT_EQ(events[i + 1].kv.mod_revision, revisions[i]);
+    }
+  }
+  // The keepalive moved too: the lease outlives its TTL.
+  const std::int64_t acks = (*ka)->acks();
+  std::this_thread::sleep_for(std::chrono::seconds(lease->ttl_seconds) + 1s);
+  EXPECT_FALSE(lost.load());
+  EXPECT_GT((*ka)->acks(), acks);
+  auto leased = c->range("/s/leased");
+  ASSERT_TRUE(leased);
+  EXPECT_EQ(leased->kvs.size(), 1u);
+}
+
+TEST_F(EtcdClusterTest, MajorityLossIsUnavailableWithinTheDeadlineThenRecovers) {
+  const auto timeout = 1500ms;
+  auto c = client(timeout);
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->put("/m/before", "kept"));
+  auto lease = c->lease_grant(3);
+  ASSERT_TRUE(lease);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<Status> lost;
+  auto ka = LeaseKeepAlive::start(*c, lease->id, lease->ttl_seconds, [&](const Status& why) {
+    std::lock_guard lock(mu);
+    lost = why;
+    cv.notify_all();
+  });
+  ASSERT_TRUE(ka);
+
+  cluster_->kill(1);
+  cluster_->kill(2);
+  for (int i = 0; i < 2; ++i) {
+    const auto start = Clock::now();
+    auto p = c->put("/m/during", "x");
+    const auto put_elapsed = Clock::now() - start;
+    ASSERT_FALSE(p);
+    EXPECT_EQ(p.status().code(), ErrorCode::kUnavailable) << p.status().to_string();
+    EXPECT_NE(p.status().message().find("etcd unavailable"), std::string::npos);
+    EXPECT_LT(put_elapsed, timeout + 1000ms);
+
+    const auto range_start = Clock::now();
+    auto r = c->range("/m/before");
+    EXPECT_EQ(r.status().code(), ErrorCode::kUnavailable) << r.status().to_string();
+    EXPECT_LT(Clock::now() - range_start, timeout + 1000ms);
+  }
+  // Keepalives cannot be answered without a quorum: the loss is announced
+  // once the safe deadline (last answered send + TTL) passes.
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(lease->ttl_seconds) + 5s, [&] { return lost.has_value(); }));
+    EXPECT_EQ(lost->code(), ErrorCode::kUnavailable) << lost->to_string();
+    EXPECT_GE(Clock::now(), (*ka)->safe_deadline());
+  }
+
+  ASSERT_TRUE(cluster_->restart(1));
+  ASSERT_TRUE(cluster_->restart(2));
+  ASSERT_TRUE(cluster_->wait_healthy(30s));
+  const auto recover_deadline = Clock::now() + 15s;
+  Result<PutResult> p = c->put("/m/after", "y");
+  while (!p && Clock::now() < recover_deadline) {
+    std::this_thread::sleep_for(100ms);
+    p = c->put("/m/after", "y");
+  }
+  ASSERT_TRUE(p) << p.status().to_string();
+  auto r = c->range("/m/before");
+  ASSERT_TRUE(r) << r.status().to_string();
+  ASSERT_EQ(r->kvs.size(), 1u);
+  EXPECT_EQ(r->kvs[0].value, "kept");
+  auto during = c->range("/m/during");
+  ASSERT_TRUE(during);
+  EXPECT_TRUE(during->kvs.empty());
+}
+
+TEST_F(EtcdClusterTest, AFrozenMemberCostsAtMostOneTimeout) {
+  auto c = client(1500ms);
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->put("/f/k", "v"));  // the client now uses member 0
+  cluster_->pause(0);
+  ASSERT_TRUE(cluster_->healthy(1, 20s));
+  ASSERT_TRUE(cluster_->healthy(2, 20s));
+  int failures = 0;
+  for (int i = 0; i < 2; ++i) {
+    auto r = c->range("/f/k");
+    if (!r) {
+      ++failures;
+      EXPECT_EQ(r.status().code(), ErrorCode::kUnavailable) << r.status().to_string();
+    }
+  }
+  EXPECT_LE(failures, 1);
+  for (int i = 0; i < 5; ++i) {
+    auto p = c->put("/f/k", std::to_string(i));
+    EXPECT_TRUE(p) << p.status().to_string();
+  }
+  cluster_->resume(0);
+  ASSERT_TRUE(cluster_->wait_healthy(20s));
+}
+
+}  // namespace
+}  // namespace leasehold::etcd
