@@ -1,0 +1,79 @@
+// `leasehold session list [--json]` and `leasehold session kill ID`.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "client/cli_support.h"
+#include "tools/registry.h"
+#include "tools/subcommands.h"
+
+namespace leasehold::tools {
+namespace {
+
+struct SessionArgs {
+  cli::CommonOptions list_opts;
+  cli::CommonOptions kill_opts;
+  std::uint64_t id = 0;
+};
+
+int run_list(const cli::CommonOptions& opts) {
+  auto client = cli::make_client(opts);
+  if (!client) return cli::report("session list", client.status());
+  auto sessions = (*client)->list_sessions();
+  if (!sessions) return cli::report("session list", sessions.status());
+  if (opts.json) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < sessions->size(); ++i) {
+      out += (i ? "," : "") + cli::session_json((*sessions)[i]);
+    }
+    std::cout << out << "]\n";
+    return cli::kExitOk;
+  }
+  std::cout << fmt::format("{:>12} {:>9} {:>10} {:>5} {:>7}  {}\n", "ID", "TTL", "REMAINING",
+                           "HELD", "WAITING", "OWNER");
+  for (const auto& s : *sessions) {
+    std::cout << fmt::format("{:>12} {:>9} {:>10} {:>5} {:>7}  {}\n", s.id,
+                             cli::human_duration(s.ttl), cli::human_duration(s.remaining), s.held,
+                             s.waiting, s.owner.empty() ? "-" : s.owner);
+  }
+  return cli::kExitOk;
+}
+
+int run_kill(const cli::CommonOptions& opts, std::uint64_t id) {
+  auto client = cli::make_client(opts);
+  if (!client) return cli::report("session kill", client.status());
+  Status st = (*client)->kill_session(id);
+  if (st.code() == ErrorCode::kNotFound || st.code() == ErrorCode::kSessionExpired) {
+    return cli::report("session kill",
+                       Status(ErrorCode::kNotFound, "no live session " + std::to_string(id)));
+  }
+  if (!st) return cli::report("session kill", st);
+  std::cout << "killed session " << id << "\n";
+  return cli::kExitOk;
+}
+
+void register_session(CLI::App& app) {
+  auto args = std::make_shared<SessionArgs>();
+  auto* cmd = app.add_subcommand("session", "List or kill sessions (operator)");
+  cmd->require_subcommand(1);
+  auto* list = cmd->add_subcommand("list", "List the live sessions");
+  cli::add_common_options(*list, args->list_opts, true);
+  list->callback([args] {
+    cli::run_command("session list", [&] { return run_list(args->list_opts); }, &set_exit_code);
+  });
+  auto* kill = cmd->add_subcommand("kill", "Expire a session now (its locks are freed)");
+  kill->add_option("id", args->id, "Session id")->required();
+  cli::add_common_options(*kill, args->kill_opts, false);
+  kill->callback([args] {
+    cli::run_command("session kill", [&] { return run_kill(args->kill_opts, args->id); },
+                     &set_exit_code);
+  });
+}
+
+const bool registered = add_subcommand(&register_session);
+
+}  // namespace
+}  // namespace leasehold::tools
