@@ -190,6 +190,7 @@ TEST(NodeGroupCommit, ShutdownFlushesAcceptedProposalsThenRefuses) {
   h.node().shutdown([&down] { down = true; });
   std::optional<core::ApplyResult> refused;
   h.node().propose(open_cmd(), [&refused](const core::ApplyResult& r) { refused = r; });
+  EXPECT_FALSE(refused.has_value()) << "done must never run inside propose()";
   h.loop().run_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(down) << "shutdown finished with an append in flight";
   ASSERT_TRUE(refused.has_value());

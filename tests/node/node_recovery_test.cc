@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 
 #include "log/rocksdb_log.h"
 #include "tests/node/node_test_util.h"
@@ -129,6 +130,26 @@ TEST(NodeRecovery, CorruptSnapshotFailsOpenNamingTheFile) {
   ASSERT_FALSE(log.is_ok());
   EXPECT_EQ(log.status().code(), ErrorCode::kCorruption);
   EXPECT_NE(log.status().message().find(path), std::string::npos) << log.status().message();
+}
+
+TEST(NodeRecovery, UndecodableLogEntryFailsOpenNamingIt) {
+  leasehold::testing::TempDir dir("node");
+  {
+    auto log = log::open_rocksdb_log({.dir = dir.path()});
+    ASSERT_TRUE(log.is_ok());
+    std::promise<Result<log::LogIndex>> appended;
+    (*log)->append("not a batch", [&appended](Result<log::LogIndex> r) { appended.set_value(r); });
+    ASSERT_TRUE(appended.get_future().get().is_ok());
+  }
+  auto log = log::open_rocksdb_log({.dir = dir.path()});
+  ASSERT_TRUE(log.is_ok());
+  ManualClock clock;
+  testing::TestExecutor loop;
+  auto node = Node::open({}, std::move(log.value()), clock, loop.executor());
+  ASSERT_FALSE(node.is_ok());
+  EXPECT_EQ(node.status().code(), ErrorCode::kCorruption);
+  EXPECT_NE(node.status().message().find("log entry 1"), std::string::npos) << node.status().message();
+  EXPECT_NE(node.status().message().find(dir.path()), std::string::npos) << node.status().message();
 }
 
 }  // namespace
