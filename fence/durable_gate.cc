@@ -71,9 +71,21 @@ Result<Admission> DurableFenceGate::admit(std::string_view key, Token token) {
   }
   // The file may be new (created by us, or by a writer that crashed before
   // syncing the directory): make its name durable before acknowledging.
-  // This is cheap when the directory has no unsynced changes.
-  if (Status s = detail::fsync_directory(dir_); !s) return s;
+  if (Status s = ensure_entry_durable(*name); !s) return s;
   return Admission{true, token};
+}
+
+Status DurableFenceGate::ensure_entry_durable(const std::string& name) {
+  constexpr std::size_t kMaxRemembered = 65536;
+  {
+    std::lock_guard lock(durable_mu_);
+    if (durable_names_.contains(name)) return Status::ok();
+  }
+  if (Status s = detail::fsync_directory(dir_); !s) return s;
+  std::lock_guard lock(durable_mu_);
+  if (durable_names_.size() >= kMaxRemembered) durable_names_.clear();
+  durable_names_.insert(name);
+  return Status::ok();
 }
 
 Result<std::optional<Token>> DurableFenceGate::highest(std::string_view key) {

@@ -7,7 +7,8 @@
 // byte becomes %XX). Each file is a two-slot checksummed record (see
 // fence/token_file.h) updated in place with fdatasync, then the directory is
 // fsynced, before admit() returns. Raising a key's token costs one
-// fdatasync; re-admitting the current token costs no write.
+// fdatasync (plus one directory fsync the first time this gate object
+// touches the key); re-admitting the current token costs no write.
 //
 // Atomicity: admit() holds an exclusive flock() on the key's file while it
 // reads, compares and records, so concurrent admissions of one key, from
@@ -24,9 +25,11 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 #include "leasehold/fence.h"
 #include "leasehold/status.h"
@@ -62,8 +65,14 @@ class DurableFenceGate final : public FenceGate {
   DurableFenceGate(std::string dir, DurableFenceGateOptions options)
       : dir_(std::move(dir)), options_(options) {}
 
+  // Makes `name`'s directory entry durable (fsync of the directory) unless
+  // this gate already did so since it was opened.
+  Status ensure_entry_durable(const std::string& name);
+
   const std::string dir_;
   const DurableFenceGateOptions options_;
+  std::mutex durable_mu_;
+  std::unordered_set<std::string> durable_names_;  // guarded by durable_mu_; bounded
 };
 
 }  // namespace leasehold::fence
