@@ -40,12 +40,15 @@ Status Session::close() {
   std::lock_guard lock(close_mu_);
   if (closed_) return Status::ok();
   closed_ = true;
-  const bool was_live = state_->status().is_ok();
+  // After a deadline loss the server may still keep the session (it was
+  // only unreachable): close it so its locks free now, not at its expiry.
+  const Status before = state_->status();
+  const bool was_live = before.is_ok() || before.code() == ErrorCode::kTimedOut;
   state_->end(Status(ErrorCode::kSessionExpired,
                      "session " + std::to_string(state_->id) + " closed"),
               false);
   if (keepalive_.joinable()) keepalive_.join();
-  if (!was_live) return Status::ok();  // nothing left to release on the server
+  if (!was_live) return Status::ok();  // expired or killed: nothing left on the server
   Status st = state_->client->close_session(state_->id);
   if (st.code() == ErrorCode::kSessionExpired) return Status::ok();
   return st;

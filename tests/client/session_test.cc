@@ -1,0 +1,316 @@
+// The client library against a real `leasehold server`: sessions keep
+// themselves alive, announce loss (push, EXPIRED, deadline), lock guards,
+// SEQ idempotence, election.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <iostream>
+#include <csignal>
+#include <future>
+#include <thread>
+
+#include "leasehold/client.h"
+#include "leasehold/election.h"
+#include "leasehold/lock_guard.h"
+#include "leasehold/session.h"
+#include "tests/client/server_fixture.h"
+
+namespace leasehold::client {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::LeaseholdServer;
+using testing::TempDir;
+
+class SessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(server_.start()) << testing::read_file(server_.log_path()); }
+
+  std::shared_ptr<Client> make_client(Millis call_timeout = 2s) {
+    ClientOptions o;
+    o.endpoints = {*parse_endpoint(server_.endpoint())};
+    o.call_timeout = call_timeout;
+    o.connect_timeout = 500ms;
+    auto c = Client::create(o);
+    EXPECT_TRUE(c.is_ok());
+    return *c;
+  }
+  std::unique_ptr<Session> open(Millis ttl, SessionOptions so = {}) {
+    so.ttl = ttl;
+    auto s = Session::open(client_, so);
+    EXPECT_TRUE(s.is_ok()) << s.status().to_string();
+    return s ? std::move(*s) : nullptr;
+  }
+  // Waits until `pred` holds, at most `limit`.
+  template <typename Pred>
+  static bool eventually(Pred pred, Millis limit) {
+    const auto until = Clock::now() + limit;
+    while (Clock::now() < until) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(5ms);
+    }
+    return pred();
+  }
+
+  TempDir dir_{"client-session"};
+  LeaseholdServer server_{dir_};
+  std::shared_ptr<Client> client_ = nullptr;
+
+ public:
+  SessionTest() = default;
+};
+
+#define CLIENT() (client_ ? client_ : (client_ = make_client()))
+
+TEST_F(SessionTest, KeepsItselfAliveAndClosesOnDestruction) {
+  CLIENT();
+  auto s = open(300ms);
+  ASSERT_TRUE(s);
+  const auto id = s->id();
+  std::this_thread::sleep_for(1200ms);  // four TTLs
+  EXPECT_FALSE(s->lost()) << s->status().to_string();
+  EXPECT_GT(s->safe_deadline(), Clock::now());
+  EXPECT_LE(s->safe_deadline(), Clock::now() + 300ms);
+  EXPECT_FALSE(s->stop_token().stop_requested());
+  s.reset();
+  auto sessions = client_->list_sessions();
+  ASSERT_TRUE(sessions.is_ok());
+  for (const auto& info : *sessions) EXPECT_NE(info.id, id);
+}
+
+TEST_F(SessionTest, GuardsExcludeAndTokensIncrease) {
+  CLIENT();
+  auto a = open(2s);
+  auto b = open(2s);
+  auto ga = LockGuard::try_acquire(*a, "jobs/x");
+  ASSERT_TRUE(ga.is_ok()) << ga.status().to_string();
+  EXPECT_TRUE(ga->valid());
+  auto gb = LockGuard::try_acquire(*b, "jobs/x");
+  EXPECT_EQ(gb.status().code(), ErrorCode::kWouldBlock);
+  auto gb_wait = LockGuard::acquire(*b, "jobs/x", 200ms);
+  EXPECT_EQ(gb_wait.status().code(), ErrorCode::kTimedOut);
+  const auto first = ga->token();
+  ASSERT_TRUE(ga->release().is_ok());
+  EXPECT_FALSE(ga->valid());
+  auto gb2 = LockGuard::try_acquire(*b, "jobs/x");
+  ASSERT_TRUE(gb2.is_ok());
+  EXPECT_GT(gb2->token(), first);
+  auto info = client_->lock_info("jobs/x");
+  ASSERT_TRUE(info.is_ok() && info->has_value());
+  ASSERT_EQ((*info)->holders.size(), 1u);
+  EXPECT_EQ((*info)->holders[0].session, b->id());
+}
+
+TEST_F(SessionTest, SharedAndSemaphoreModes) {
+  CLIENT();
+  auto a = open(2s), b = open(2s), c = open(2s);
+  LockOptions shared{LockMode::kShared, 0, 0ms};
+  auto r1 = LockGuard::try_acquire(*a, "cfg", shared);
+  auto r2 = LockGuard::try_acquire(*b, "cfg", shared);
+  ASSERT_TRUE(r1.is_ok() && r2.is_ok());
+  EXPECT_EQ(LockGuard::try_acquire(*c, "cfg").status().code(), ErrorCode::kWouldBlock);
+  LockOptions sem{LockMode::kSemaphore, 2, 0ms};
+  auto s1 = LockGuard::try_acquire(*a, "pool", sem);
+  auto s2 = LockGuard::try_acquire(*b, "pool", sem);
+  ASSERT_TRUE(s1.is_ok() && s2.is_ok());
+  EXPECT_EQ(LockGuard::try_acquire(*c, "pool", sem).status().code(), ErrorCode::kWouldBlock);
+  EXPECT_EQ(LockGuard::try_acquire(*c, "pool", LockOptions{LockMode::kSemaphore, 0, 0ms})
+                .status().code(),
+            ErrorCode::kInvalidArgument);
+}
+
+// The keepalive runs on its own connection: a blocking acquire of 4 TTLs on
+// another thread does not let the session lapse.
+TEST_F(SessionTest, KeepaliveSurvivesALongBlockingAcquire) {
+  CLIENT();
+  auto holder = open(2s);
+  auto waiter = open(300ms);
+  auto held = LockGuard::try_acquire(*holder, "long");
+  ASSERT_TRUE(held.is_ok());
+  auto fut = std::async(std::launch::async, [&] { return LockGuard::acquire(*waiter, "long", 5s); });
+  std::this_thread::sleep_for(1200ms);
+  EXPECT_FALSE(waiter->lost()) << waiter->status().to_string();
+  ASSERT_TRUE(held->release().is_ok());
+  auto got = fut.get();
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_TRUE(got->valid());
+  EXPECT_GT(got->token(), held->token());
+  // And a wait that times out after 4 TTLs leaves the session alive too.
+  auto again = open(2s);
+  auto g2 = LockGuard::try_acquire(*again, "long2");
+  ASSERT_TRUE(g2.is_ok());
+  auto timed_out = LockGuard::acquire(*waiter, "long2", 1200ms);
+  EXPECT_EQ(timed_out.status().code(), ErrorCode::kTimedOut);
+  EXPECT_FALSE(waiter->lost());
+}
+
+TEST_F(SessionTest, KillIsAnnouncedByPushLongBeforeTheTtl) {
+  CLIENT();
+  std::atomic<int> calls{0};
+  std::atomic<int> lock_calls{0};
+  SessionOptions so;
+  so.on_lost = [&](const Status& why) {
+    EXPECT_EQ(why.code(), ErrorCode::kSessionExpired);
+    ++calls;
+  };
+  so.on_lock_lost = [&](const std::string&, std::uint64_t, const Status&) { ++lock_calls; };
+  auto s = open(10s, so);
+  auto g = LockGuard::try_acquire(*s, "k");
+  ASSERT_TRUE(g.is_ok());
+  std::this_thread::sleep_for(100ms);  // let the keepalive connection WATCH
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(client_->kill_session(s->id()).is_ok());
+  ASSERT_TRUE(eventually([&] { return s->lost(); }, 3s));
+  EXPECT_LT(Clock::now() - t0, 2s);  // a push, not the 10 s deadline
+  EXPECT_TRUE(s->stop_token().stop_requested());
+  EXPECT_TRUE(g->lost());
+  EXPECT_TRUE(g->stop_token().stop_requested());
+  EXPECT_EQ(g->status().code(), ErrorCode::kSessionExpired);
+  EXPECT_TRUE(g->release().is_ok());  // nothing to release
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(lock_calls.load(), 1);
+  EXPECT_EQ(LockGuard::try_acquire(*s, "k2").status().code(), ErrorCode::kSessionExpired);
+}
+
+TEST_F(SessionTest, RevokeMarksOnlyThatLock) {
+  CLIENT();
+  auto s = open(10s);
+  auto g1 = LockGuard::try_acquire(*s, "r1");
+  auto g2 = LockGuard::try_acquire(*s, "r2");
+  ASSERT_TRUE(g1.is_ok() && g2.is_ok());
+  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(client_->revoke("r1").is_ok());
+  ASSERT_TRUE(eventually([&] { return g1->lost(); }, 3s));
+  EXPECT_EQ(g1->status().code(), ErrorCode::kNotHolder);
+  EXPECT_TRUE(g1->stop_token().stop_requested());
+  EXPECT_TRUE(g2->valid());
+  EXPECT_FALSE(s->lost());
+  auto put = g1->put("r1-key", "v");
+  EXPECT_EQ(put.status().code(), ErrorCode::kStaleToken);
+  EXPECT_TRUE(g2->put("r2-key", "v").is_ok());
+}
+
+// A frozen server acknowledges nothing: the session is lost at its safe
+// deadline, not before it and not much after.
+TEST_F(SessionTest, LostAtTheSafeDeadlineWhenTheServerIsFrozen) {
+  CLIENT();
+  std::atomic<std::int64_t> lost_at{0};
+  SessionOptions so;
+  so.on_lost = [&](const Status& why) {
+    EXPECT_EQ(why.code(), ErrorCode::kTimedOut) << why.to_string();
+    lost_at = Clock::now().time_since_epoch().count();
+  };
+  auto s = open(600ms, so);
+  auto g = LockGuard::try_acquire(*s, "frozen");
+  ASSERT_TRUE(g.is_ok());
+  std::this_thread::sleep_for(300ms);
+  server_.pause();
+  const auto deadline = s->safe_deadline();
+  ASSERT_TRUE(eventually([&] { return lost_at.load() != 0; }, 3s));
+  server_.resume();
+  const auto at = Clock::time_point(Clock::duration(lost_at.load()));
+  EXPECT_GE(at, deadline);
+  EXPECT_LT(at - deadline, 200ms);
+  EXPECT_TRUE(g->lost());
+  EXPECT_TRUE(s->lost());
+}
+
+// Idempotence the guard relies on: the same (session, SEQ) never acquires twice.
+TEST_F(SessionTest, SameSeqReturnsTheFirstAnswer) {
+  CLIENT();
+  auto s = open(5s);
+  AcquireRequest req{"seq-lock", s->id(), LockMode::kExclusive, 0, std::nullopt, 0ms, 1000};
+  auto first = client_->acquire(req);
+  auto retry = client_->acquire(req);
+  ASSERT_TRUE(first.is_ok() && retry.is_ok()) << first.status().to_string() << retry.status().to_string();
+  ASSERT_TRUE(first->has_value());
+  EXPECT_EQ(**first, **retry);
+  auto info = client_->lock_info("seq-lock");
+  ASSERT_TRUE(info.is_ok() && info->has_value());
+  EXPECT_EQ((*info)->holders.size(), 1u);
+}
+
+TEST_F(SessionTest, ElectionPublishesTheLeaderAndFencesTheOldOne) {
+  CLIENT();
+  auto a = open(5s), b = open(5s);
+  Election ea(*a, "svc"), eb(*b, "svc");
+  ASSERT_TRUE(ea.campaign("10.0.0.1:80", 1s).is_ok());
+  EXPECT_TRUE(ea.is_leader());
+  auto leader = eb.leader();
+  ASSERT_TRUE(leader.is_ok() && leader->has_value());
+  EXPECT_EQ((*leader)->session, a->id());
+  EXPECT_EQ((*leader)->value, "10.0.0.1:80");
+  EXPECT_EQ(eb.campaign("10.0.0.2:80", 200ms).code(), ErrorCode::kTimedOut);
+  auto b_wins = std::async(std::launch::async, [&] { return eb.campaign("10.0.0.2:80", 5s); });
+  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(ea.resign().is_ok());
+  ASSERT_TRUE(b_wins.get().is_ok());
+  leader = ea.leader();
+  ASSERT_TRUE(leader.is_ok() && leader->has_value());
+  EXPECT_EQ((*leader)->session, b->id());
+  EXPECT_EQ((*leader)->value, "10.0.0.2:80");
+  EXPECT_GT((*leader)->token, 0u);
+  EXPECT_EQ(ea.proclaim("stale").code(), ErrorCode::kNotHolder);
+  // An old token is refused by the fenced store.
+  EXPECT_EQ(client_->fence_put(ea.lock_name(), "stale", ea.lock_name(), 1).status().code(),
+            ErrorCode::kStaleToken);
+}
+
+TEST_F(SessionTest, UnreachableAndReconnect) {
+  ClientOptions o;
+  o.endpoints = {*parse_endpoint("127.0.0.1:" + std::to_string(testing::free_port()))};
+  o.call_timeout = 300ms;
+  auto dead = Client::create(o);
+  ASSERT_TRUE(dead.is_ok());
+  const auto t0 = Clock::now();
+  EXPECT_EQ((*dead)->ping().code(), ErrorCode::kUnreachable);
+  EXPECT_LT(Clock::now() - t0, 2s);
+
+  CLIENT();
+  ASSERT_TRUE(client_->ping().is_ok());
+  server_.stop();
+  ASSERT_TRUE(server_.restart());
+  // The pooled connection is stale; the call redials.
+  EXPECT_TRUE(client_->ping().is_ok());
+}
+
+// Across a server restart a session either continues (the server kept it and
+// says we hold the lock) or is reported lost; never both, never silently.
+TEST_F(SessionTest, ServerRestartEitherContinuesOrReportsLoss) {
+  for (Millis downtime : {Millis(100), Millis(1500)}) {
+    client_ = make_client(1s);
+    std::atomic<int> lost_calls{0};
+    SessionOptions so;
+    so.on_lost = [&](const Status&) { ++lost_calls; };
+    auto s = open(900ms, so);
+    ASSERT_TRUE(s);
+    const std::string name = "restart-" + std::to_string(downtime.count());
+    auto g = LockGuard::try_acquire(*s, name);
+    ASSERT_TRUE(g.is_ok());
+    server_.kill9();
+    std::this_thread::sleep_for(downtime);
+    ASSERT_TRUE(server_.restart());
+    std::this_thread::sleep_for(1500ms);  // well past one TTL
+    std::cout << "down " << downtime.count() << "ms: session "
+              << (s->lost() ? "reported lost: " + s->status().to_string() : "continued") << "\n";
+    if (s->lost()) {
+      EXPECT_TRUE(g->lost());
+      EXPECT_EQ(lost_calls.load(), 1);
+    } else {
+      EXPECT_EQ(lost_calls.load(), 0);
+      EXPECT_TRUE(g->valid());
+      auto info = client_->lock_info(name);
+      ASSERT_TRUE(info.is_ok() && info->has_value()) << info.status().to_string();
+      ASSERT_EQ((*info)->holders.size(), 1u);
+      EXPECT_EQ((*info)->holders[0].session, s->id());
+      EXPECT_EQ((*info)->holders[0].token, g->token());
+    }
+    if (downtime > Millis(900)) {
+      EXPECT_TRUE(s->lost()) << "down longer than the TTL: the safe deadline passed";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace leasehold::client
