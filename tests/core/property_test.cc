@@ -105,6 +105,27 @@ void check_fifo(const std::map<std::string, std::vector<SessionId>>& queues_befo
   }
 }
 
+// Per lock, every grant's token is above every token granted in earlier steps.
+void check_token_order(const ApplyResult& r, const Command& c, std::map<std::string, Token>& last) {
+  std::map<std::string, Token> now;
+  const auto grant = [&](const std::string& lock, Token t) {
+    const auto it = last.find(lock);
+    ASSERT_TRUE(it == last.end() || t > it->second) << "token " << t << " not above " << it->second
+                                                    << " on " << lock;
+    now[lock] = std::max(now[lock], t);
+  };
+  for (const Effect& e : r.effects) {
+    if (const auto* g = std::get_if<Granted>(&e)) {
+      ASSERT_NO_FATAL_FAILURE(grant(g->lock, g->token));
+    }
+  }
+  const auto* a = std::get_if<Acquire>(&c.body);
+  if (a != nullptr && r.reply.code == ReplyCode::kOk) {
+    ASSERT_NO_FATAL_FAILURE(grant(a->lock, r.reply.token));
+  }
+  for (const auto& [lock, t] : now) last[lock] = t;
+}
+
 void check_tokens(const ApplyResult& r, const Command& c, const StateMachine& sm, Revision before) {
   if (r.reply.is_error()) {
     ASSERT_TRUE(r.effects.empty());
@@ -136,6 +157,7 @@ TEST_P(CoreProperty, RandomStreamsKeepInvariantsAndMatchReference) {
   ReferenceModel model(small_limits());
   RandomCommands gen(seed);
   std::map<std::string, std::size_t> stats;
+  std::map<std::string, Token> last_tokens;
   for (int step = 0; step < kSteps; ++step) {
     gen.prune(sm);
     const Command c = gen.next(sm);
@@ -156,6 +178,9 @@ TEST_P(CoreProperty, RandomStreamsKeepInvariantsAndMatchReference) {
     EXPECT_EQ(r.effects, m.effects);
     ASSERT_FALSE(::testing::Test::HasFailure()) << "diverged from the reference model";
     ASSERT_NO_FATAL_FAILURE(check_tokens(r, c, sm, before));
+    if (sm.revision() != before) {
+      ASSERT_NO_FATAL_FAILURE(check_token_order(r, c, last_tokens));
+    }
     if (full && c.seq == 0 && sm.revision() == before) {
       // an error with no idempotence key changes nothing at all
       ASSERT_EQ(sm.snapshot(), before_bytes);
