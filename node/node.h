@@ -11,10 +11,11 @@
 //
 // THREADING: one thread (the "loop thread") calls every method, and every
 // callback (ProposeDone, EffectListener, shutdown/read_barrier done) runs on
-// that thread, never inside the call that registered it... except where noted.
-// Log completions arrive on the log's thread and are handed back through the
-// Executor. The Node must be destroyed on the loop thread, after shutdown()'s
-// done ran; proposals still pending at destruction are dropped without a call.
+// that thread, from a task run by the Executor, never inside the call that
+// registered it. Log completions arrive on the log's thread and are handed
+// back through the Executor. Destroy the Node on the loop thread, after
+// shutdown()'s done ran (destroying it from inside that done is fine);
+// proposals still pending at destruction are dropped without a call.
 //
 // GROUP COMMIT: one log append is in flight at a time. Proposals that arrive
 // while it is in flight form the next batch (up to max_batch_commands /

@@ -196,6 +196,27 @@ TEST(RocksLog, LeftoverTempAndOlderSnapshotFilesAreRemovedOnOpen) {
   EXPECT_EQ((*log->load_snapshot())->bytes, "four");
 }
 
+// A crash after the snapshot file was renamed into place but before the log
+// was truncated: open truncates and continues.
+TEST(RocksLog, CrashBeforeTruncationIsCompletedOnOpen) {
+  leasehold::testing::TempDir dir("log");
+  {
+    auto log = open_or_die(dir.path());
+    append_entries(*log, 1, 5);
+  }
+  ASSERT_TRUE(write_snapshot_file(dir.path(), 3, "three").is_ok());
+  {
+    auto log = open_or_die(dir.path());
+    EXPECT_EQ(log->position().first, 4u);
+    EXPECT_EQ(log->position().last, 5u);
+    EXPECT_EQ(log->position().snapshot, 3u);
+    expect_entries(*log, 4, 5);
+  }
+  auto log = open_or_die(dir.path());
+  EXPECT_EQ(log->position().first, 4u);
+  append_entries(*log, 6, 6);
+}
+
 TEST(RocksLog, FlippedByteInSnapshotFailsOpenNamingTheFile) {
   leasehold::testing::TempDir dir("log");
   {
