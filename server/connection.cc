@@ -165,12 +165,17 @@ void Connection::pump() {
     for (std::size_t i = 0; i < queue_.size() && !closed_; ++i) {
       Pending& p = queue_[i];
       if (!p.started) {
-        if (close_after_flush_) break;
         const bool can = all_done_before || (p.pipelinable && only_pipelinable_before);
         if (!can) break;
         p.started = true;
         execute(p);
         if (closed_) break;
+        if (quit_requested_) {
+          // QUIT: nothing behind it runs.
+          quit_requested_ = false;
+          queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i) + 1, queue_.end());
+          stop_parsing_ = true;
+        }
       }
       if (!queue_[i].slot->done) {
         all_done_before = false;

@@ -55,7 +55,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void close(std::string_view reason);
   bool closed() const { return closed_; }
   // Closes after the replies queued so far are written (QUIT).
-  void close_after_replies() { close_after_flush_ = true; }
+  void close_after_replies() {
+    close_after_flush_ = true;
+    quit_requested_ = true;
+    stop_parsing_ = true;
+  }
 
   std::uint64_t id() const { return id_; }
   const std::string& peer() const { return peer_; }
@@ -122,6 +126,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool reading_ = false;
   bool stop_parsing_ = false;
   bool close_after_flush_ = false;
+  bool quit_requested_ = false;
   bool pumping_ = false;
   bool repump_ = false;
 

@@ -188,16 +188,17 @@ void Server::on_new_connection(int status) {
   uv_tcp_nodelay(conn->handle(), 1);
   connections_.emplace(conn->id(), conn);
   ++counters_.connections_total;
-  conn->start(peer_name(conn->handle()));
   if (shutting_down_ || connections_.size() > config_.max_clients) {
     ++counters_.connections_rejected;
     std::string out;
     resp::Writer(out, resp::Protocol::kResp2)
         .error(shutting_down_ ? "UNAVAILABLE shutting down" : "ERR max number of clients reached");
-    conn->close_after_replies();
+    conn->close_after_replies();  // reads nothing, closes after this error
+    conn->start(peer_name(conn->handle()));
     conn->push(std::move(out));
     return;
   }
+  conn->start(peer_name(conn->handle()));
   spdlog::debug("client connected id={} peer={}", conn->id(), conn->peer());
 }
 

@@ -1,0 +1,189 @@
+// Blocking acquires across connections: FIFO hand-off, pipelining behind a
+// blocked request, expiry hand-off, disconnect cancels, pushes.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "resp/writer.h"
+#include "tests/server/server_process.h"
+
+namespace leasehold::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using resp::Type;
+using resp::Value;
+
+class Blocking : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(server_.start(dir_.file("data"))); }
+  RespClient client() {
+    RespClient c = server_.client();
+    EXPECT_TRUE(c.connected());
+    return c;
+  }
+  std::string open_session(RespClient& c, std::int64_t ttl = 10000) {
+    Value v = c.call({"SESSION.OPEN", std::to_string(ttl)});
+    EXPECT_EQ(v.type, Type::kInteger) << v.debug_string();
+    return std::to_string(v.integer);
+  }
+  // Polls LOCK.INFO until it has `n` waiters (bounded).
+  bool wait_for_waiters(RespClient& c, const std::string& lock, std::size_t n) {
+    for (int i = 0; i < 200; ++i) {
+      Value info = c.call({"HELLO", "3"});
+      info = c.call({"LOCK.INFO", lock});
+      const Value* w = info.find("waiters");
+      const std::size_t have = w == nullptr ? 0 : w->elements.size();
+      if (have == n) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+
+  TempDir dir_{"server-blocking"};
+  ServerProcess server_;
+};
+
+TEST_F(Blocking, FifoHandOffAcrossConnections) {
+  RespClient a = client(), b = client(), c = client(), admin = client();
+  const auto sa = open_session(a), sb = open_session(b), sc = open_session(c);
+  Value ta = a.call({"LOCK.ACQUIRE", "L", sa});
+  ASSERT_EQ(ta.type, Type::kInteger);
+  ASSERT_TRUE(b.send({"LOCK.ACQUIRE", "L", sb, "WAIT", "0"}));
+  ASSERT_TRUE(wait_for_waiters(admin, "L", 1));
+  ASSERT_TRUE(c.send({"LOCK.ACQUIRE", "L", sc, "WAIT", "0"}));
+  ASSERT_TRUE(wait_for_waiters(admin, "L", 2));
+  EXPECT_EQ(b.read(200ms).status().code(), ErrorCode::kTimedOut);
+  ASSERT_EQ(a.call({"LOCK.RELEASE", "L", sa, std::to_string(ta.integer)}), Value::simple("OK"));
+  auto tb = b.read();
+  ASSERT_TRUE(tb) << tb.status().to_string();
+  ASSERT_EQ(tb->type, Type::kInteger);
+  EXPECT_GT(tb->integer, ta.integer);
+  EXPECT_EQ(c.read(200ms).status().code(), ErrorCode::kTimedOut) << "only the first waiter wakes";
+  ASSERT_EQ(b.call({"LOCK.RELEASE", "L", sb, std::to_string(tb->integer)}), Value::simple("OK"));
+  auto tc = c.read();
+  ASSERT_TRUE(tc);
+  EXPECT_GT(tc->integer, tb->integer);
+}
+
+TEST_F(Blocking, PipelinedCommandsWaitBehindABlockedOne) {
+  RespClient a = client(), b = client(), admin = client();
+  const auto sa = open_session(a), sb = open_session(b);
+  Value ta = a.call({"LOCK.ACQUIRE", "L", sa});
+  std::string pipeline;
+  resp::append_command(pipeline, {"LOCK.ACQUIRE", "L", sb, "WAIT", "0"});
+  resp::append_command(pipeline, {"PING"});
+  resp::append_command(pipeline, {"LOCK.INFO", "L"});
+  ASSERT_TRUE(b.send_raw(pipeline));
+  EXPECT_EQ(b.read(300ms).status().code(), ErrorCode::kTimedOut) << "PING must not overtake the wait";
+  // A keepalive for the blocked session works on another connection.
+  EXPECT_EQ(admin.call({"SESSION.KEEPALIVE", sb}).integer, 10000);
+  ASSERT_EQ(a.call({"LOCK.RELEASE", "L", sa, std::to_string(ta.integer)}), Value::simple("OK"));
+  auto token = b.read();
+  ASSERT_TRUE(token);
+  EXPECT_EQ(token->type, Type::kInteger);
+  EXPECT_EQ(b.read()->str, "PONG");
+  Value info = *b.read();
+  EXPECT_NE(info.debug_string().find(std::to_string(token->integer)), std::string::npos)
+      << "the read after the grant sees it";
+}
+
+TEST_F(Blocking, ExpiredHolderHandsOffWithHigherToken) {
+  RespClient a = client(), b = client();
+  const auto sa = open_session(a, 300);
+  const auto sb = open_session(b);
+  Value ta = a.call({"LOCK.ACQUIRE", "L", sa});
+  ASSERT_EQ(ta.type, Type::kInteger);
+  const auto start = std::chrono::steady_clock::now();
+  Value tb = b.call({"LOCK.ACQUIRE", "L", sb, "WAIT", "5000"}, 5s);
+  ASSERT_EQ(tb.type, Type::kInteger) << tb.debug_string();
+  EXPECT_GT(tb.integer, ta.integer);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 250ms);
+  EXPECT_EQ(a.call({"SESSION.KEEPALIVE", sa}).str.rfind("EXPIRED", 0), 0u);
+}
+
+TEST_F(Blocking, DisconnectWhileWaitingCancelsTheWait) {
+  RespClient a = client(), admin = client();
+  const auto sa = open_session(a);
+  std::string sb;
+  Value ta = a.call({"LOCK.ACQUIRE", "L", sa});
+  {
+    RespClient b = client();
+    sb = open_session(b);
+    ASSERT_TRUE(b.send({"LOCK.ACQUIRE", "L", sb, "WAIT", "0"}));
+    ASSERT_TRUE(wait_for_waiters(admin, "L", 1));
+  }  // b disconnects
+  ASSERT_TRUE(wait_for_waiters(admin, "L", 0));
+  ASSERT_EQ(a.call({"LOCK.RELEASE", "L", sa, std::to_string(ta.integer)}), Value::simple("OK"));
+  EXPECT_EQ(admin.call({"LOCK.INFO", "L"}).type, Type::kNull) << "nobody was granted";
+  EXPECT_EQ(admin.call({"SESSION.KEEPALIVE", sb}).integer, 10000) << "the session itself lives on";
+}
+
+TEST_F(Blocking, WaitTimeoutCancelAndSessionEnd) {
+  RespClient a = client(), b = client(), admin = client();
+  const auto sa = open_session(a), sb = open_session(b);
+  ASSERT_EQ(a.call({"LOCK.ACQUIRE", "L", sa}).type, Type::kInteger);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(b.call({"LOCK.ACQUIRE", "L", sb, "WAIT", "200"}).type, Type::kNull);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 180ms);
+  // Operator cancel -> nil.
+  ASSERT_TRUE(b.send({"LOCK.ACQUIRE", "L", sb, "WAIT", "0"}));
+  ASSERT_TRUE(wait_for_waiters(admin, "L", 1));
+  EXPECT_EQ(admin.call({"LOCK.CANCEL", "L", sb}), Value::simple("OK"));
+  EXPECT_EQ(b.read()->type, Type::kNull);
+  // The waiting session is killed -> -EXPIRED.
+  ASSERT_TRUE(b.send({"LOCK.ACQUIRE", "L", sb, "WAIT", "0"}));
+  ASSERT_TRUE(wait_for_waiters(admin, "L", 1));
+  EXPECT_EQ(admin.call({"SESSION.KILL", sb}), Value::simple("OK"));
+  auto r = b.read();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->str.rfind("EXPIRED", 0), 0u) << r->debug_string();
+}
+
+TEST_F(Blocking, RetryWithSameSeqReattaches) {
+  RespClient a = client(), b1 = client(), b2 = client(), admin = client();
+  const auto sa = open_session(a), sb = open_session(b1);
+  Value ta = a.call({"LOCK.ACQUIRE", "L", sa});
+  ASSERT_TRUE(b1.send({"LOCK.ACQUIRE", "L", sb, "WAIT", "0", "SEQ", "5"}));
+  ASSERT_TRUE(wait_for_waiters(admin, "L", 1));
+  ASSERT_TRUE(b2.send({"LOCK.ACQUIRE", "L", sb, "WAIT", "0", "SEQ", "5"}));
+  EXPECT_EQ(b2.read(200ms).status().code(), ErrorCode::kTimedOut);
+  EXPECT_TRUE(wait_for_waiters(admin, "L", 1)) << "the retry did not enqueue twice";
+  ASSERT_EQ(a.call({"LOCK.RELEASE", "L", sa, std::to_string(ta.integer)}), Value::simple("OK"));
+  auto t1 = b1.read();
+  auto t2 = b2.read();
+  ASSERT_TRUE(t1 && t2);
+  EXPECT_EQ(t1->type, Type::kInteger);
+  EXPECT_EQ(*t1, *t2);
+  // After the grant, the same retry returns the grant.
+  EXPECT_EQ(b2.call({"LOCK.ACQUIRE", "L", sb, "WAIT", "0", "SEQ", "5"}), *t1);
+}
+
+TEST_F(Blocking, PushesForWatchedSessions) {
+  RespClient a = client(), watcher = client();
+  const auto sa = open_session(a);
+  ASSERT_EQ(watcher.call({"HELLO", "3"}).type, Type::kMap);
+  ASSERT_EQ(watcher.call({"SESSION.WATCH", sa}), Value::simple("OK"));
+  Value t = a.call({"LOCK.ACQUIRE", "L", sa});
+  ASSERT_EQ(a.call({"LOCK.REVOKE", "L"}), Value::simple("OK"));
+  auto lost = watcher.read();
+  ASSERT_TRUE(lost);
+  ASSERT_EQ(lost->type, Type::kPush) << lost->debug_string();
+  ASSERT_EQ(lost->elements.size(), 6u);
+  EXPECT_EQ(lost->elements[0].str, "leasehold");
+  EXPECT_EQ(lost->elements[1].str, "lost");
+  EXPECT_EQ(std::to_string(lost->elements[2].integer), sa);
+  EXPECT_EQ(lost->elements[3].str, "L");
+  EXPECT_EQ(lost->elements[4].integer, t.integer);
+  EXPECT_EQ(lost->elements[5].str, "revoked");
+  ASSERT_EQ(a.call({"SESSION.KILL", sa}), Value::simple("OK"));
+  auto ended = watcher.read();
+  ASSERT_TRUE(ended);
+  ASSERT_EQ(ended->type, Type::kPush);
+  ASSERT_EQ(ended->elements.size(), 4u);
+  EXPECT_EQ(ended->elements[1].str, "session-ended");
+  EXPECT_EQ(ended->elements[3].str, "killed");
+}
+
+}  // namespace
+}  // namespace leasehold::testing

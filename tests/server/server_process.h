@@ -1,0 +1,55 @@
+// tests/server/server_process.h: a real `leasehold server` child process on
+// 127.0.0.1 with a random free port and a data dir, for the server tests.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/support/net.h"
+#include "tests/support/resp_client.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace leasehold::testing {
+
+class ServerProcess {
+ public:
+  // Starts the server on a fresh port with `data_dir`; retries with another
+  // port if the first one was taken. Aborts the test (returns false) on failure.
+  bool start(const std::string& data_dir, const std::vector<std::string>& extra_flags = {}) {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      port_ = free_port();
+      std::vector<std::string> argv = {leasehold_binary(), "server",      "--listen", loopback(port_),
+                                       "--data-dir",       data_dir,      "--log-level", "warn"};
+      argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+      SpawnOptions opts;
+      opts.stderr_path = data_dir + ".stderr";
+      auto p = Subprocess::spawn(argv, opts);
+      if (!p) return false;
+      process_ = std::move(p).value();
+      if (wait_for_port(port_, std::chrono::seconds(10))) return true;
+      process_.kill9();
+    }
+    return false;
+  }
+  std::uint16_t port() const { return port_; }
+  Subprocess& process() { return process_; }
+  RespClient client() {
+    auto c = RespClient::connect(port_);
+    return c ? std::move(c).value() : RespClient();
+  }
+  // SIGTERM, then the exit code (nullopt if it did not exit in time).
+  std::optional<int> stop() {
+    process_.signal(SIGTERM);
+    return process_.wait(std::chrono::seconds(10));
+  }
+
+ private:
+  std::uint16_t port_ = 0;
+  Subprocess process_;
+};
+
+}  // namespace leasehold::testing

@@ -1,0 +1,148 @@
+#include "tests/support/resp_client.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "resp/writer.h"
+
+namespace leasehold::testing {
+
+using Clock = std::chrono::steady_clock;
+
+Result<RespClient> RespClient::connect(std::uint16_t port, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return Status(ErrorCode::kIoError, std::strerror(errno));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      return RespClient(fd);
+    }
+    const int err = errno;
+    ::close(fd);
+    if (Clock::now() >= deadline) return Status(ErrorCode::kUnreachable, std::strerror(err));
+    ::usleep(20'000);
+  }
+}
+
+RespClient::RespClient(RespClient&& other) noexcept
+    : fd_(other.fd_), buffer_(std::move(other.buffer_)), parser_(std::move(other.parser_)) {
+  other.fd_ = -1;
+}
+
+RespClient& RespClient::operator=(RespClient&& other) noexcept {
+  if (this != &other) {
+    close();
+    fd_ = other.fd_;
+    other.fd_ = -1;
+    buffer_ = std::move(other.buffer_);
+    parser_ = std::move(other.parser_);
+  }
+  return *this;
+}
+
+RespClient::~RespClient() { close(); }
+
+void RespClient::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+Status RespClient::send_raw(std::string_view bytes) {
+  if (fd_ < 0) return Status(ErrorCode::kIoError, "closed");
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status(ErrorCode::kIoError, std::strerror(errno));
+    }
+    sent += static_cast<std::size_t>(n);
+  }
+  return Status::ok();
+}
+
+Status RespClient::send(std::initializer_list<std::string_view> args) {
+  std::string out;
+  resp::append_command(out, args);
+  return send_raw(out);
+}
+
+Status RespClient::send(const std::vector<std::string>& args) {
+  std::vector<std::string_view> views(args.begin(), args.end());
+  std::string out;
+  resp::append_command(out, std::span<const std::string_view>(views));
+  return send_raw(out);
+}
+
+Result<resp::Value> RespClient::read(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    if (!buffer_.empty()) {
+      resp::ParseOutcome o = parser_.parse(buffer_);
+      buffer_.erase(0, o.consumed);
+      if (o.status == resp::ParseStatus::kValue) return std::move(o.value);
+      if (o.status == resp::ParseStatus::kError) return Status(ErrorCode::kInvalidArgument, o.error);
+    }
+    if (fd_ < 0) return Status(ErrorCode::kIoError, "closed");
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return Status(ErrorCode::kTimedOut, "no reply in time");
+    pollfd p{fd_, POLLIN, 0};
+    const int rc = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc <= 0) continue;
+    char chunk[16384];
+    const ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
+    if (n == 0) {
+      close();
+      return Status(ErrorCode::kIoError, "closed");
+    }
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      const Status s(ErrorCode::kIoError, std::strerror(errno));
+      close();
+      return s;
+    }
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+resp::Value RespClient::call(std::initializer_list<std::string_view> args, std::chrono::milliseconds timeout) {
+  if (Status s = send(args); !s) return resp::Value::error("IO " + s.to_string());
+  auto r = read(timeout);
+  if (!r) return resp::Value::error("IO " + r.status().to_string());
+  return std::move(r).value();
+}
+
+resp::Value RespClient::call(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+  if (Status s = send(args); !s) return resp::Value::error("IO " + s.to_string());
+  auto r = read(timeout);
+  if (!r) return resp::Value::error("IO " + r.status().to_string());
+  return std::move(r).value();
+}
+
+bool RespClient::wait_closed(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (fd_ >= 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    auto r = read(left);
+    if (!r && r.status().code() == ErrorCode::kIoError) return true;
+    if (!r && r.status().code() == ErrorCode::kTimedOut) return false;
+  }
+  return true;
+}
+
+}  // namespace leasehold::testing
