@@ -14,6 +14,7 @@
 //                      atomic across threads and processes on one machine.
 //   PostgresFence      (fence_postgres.h) check and write in one transaction.
 //   FencedFileWriter   (fence_file.h) whole-file replacement guarded by a token.
+//   admit_header       (fence_http.h) the Fencing-Token header check for HTTP.
 //
 // Thread-safety: every FenceGate implementation is safe to call from many
 // threads at once.
