@@ -90,10 +90,13 @@ Status Connections::unary(std::string_view what, Retry retry, const Attempt& att
       return last;  // etcd answered: an error about the request itself
     }
     advance_from(index);
-    if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) break;
-    if (retry == Retry::kMutation && was_connected) {
+    const bool timed_out = status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+    // A write that may have reached etcd can still apply later (e.g. once a
+    // quorum is back): the caller must not assume it failed.
+    if (retry == Retry::kMutation && (was_connected || timed_out)) {
       return Status(ErrorCode::kUnavailable, last.message() + " (outcome unknown)");
     }
+    if (timed_out) break;
   }
   return last;
 }

@@ -8,8 +8,10 @@
 //   - kIdempotent (reads): on UNAVAILABLE the next endpoint is tried.
 //   - kMutation (writes): on UNAVAILABLE the next endpoint is tried only if
 //     the channel was not connected (state != READY) when the attempt
-//     started, i.e. the request cannot have reached etcd. Otherwise the
-//     outcome is unknown and the error is returned (message says so).
+//     started, i.e. the request cannot have reached etcd. Otherwise (and
+//     on a timeout) the outcome is unknown: the error is returned with
+//     "(outcome unknown)" in its message. Such a write may still apply
+//     later, e.g. when a lost quorum comes back.
 //   - DEADLINE_EXCEEDED ends the call. Every failure moves the current
 //     endpoint on, so the next call starts elsewhere (a SIGSTOPped member
 //     costs one timeout, not every call).

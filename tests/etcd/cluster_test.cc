@@ -61,7 +61,7 @@ TEST_F(EtcdClusterTest, KeepsWorkingWhenItsMemberIsKilled) {
 
   cluster_->kill(0);
   // The other two elect a leader if member 0 led.
-  ASSERT_TRUE(cluster_->wait_healthy(20s));
+  { Status healthy = cluster_->wait_healthy(20s); ASSERT_TRUE(healthy) << healthy.to_string(); }
 
   std::vector<std::int64_t> revisions;
   for (int i = 0; i < 10; ++i) {
@@ -138,7 +138,7 @@ TEST_F(EtcdClusterTest, MajorityLossIsUnavailableWithinTheDeadlineThenRecovers) 
 
   ASSERT_TRUE(cluster_->restart(1));
   ASSERT_TRUE(cluster_->restart(2));
-  ASSERT_TRUE(cluster_->wait_healthy(30s));
+  { Status healthy = cluster_->wait_healthy(30s); ASSERT_TRUE(healthy) << healthy.to_string(); }
   const auto recover_deadline = Clock::now() + 15s;
   Result<PutResult> p = c->put("/m/after", "y");
   while (!p && Clock::now() < recover_deadline) {
@@ -150,9 +150,8 @@ TEST_F(EtcdClusterTest, MajorityLossIsUnavailableWithinTheDeadlineThenRecovers) 
   ASSERT_TRUE(r) << r.status().to_string();
   ASSERT_EQ(r->kvs.size(), 1u);
   EXPECT_EQ(r->kvs[0].value, "kept");
-  auto during = c->range("/m/during");
-  ASSERT_TRUE(during);
-  EXPECT_TRUE(during->kvs.empty());
+  // "/m/during" may exist now: a write that timed out (outcome unknown)
+  // was appended by the surviving member and can commit once a quorum is back.
 }
 
 TEST_F(EtcdClusterTest, AFrozenMemberCostsAtMostOneTimeout) {
@@ -176,7 +175,7 @@ TEST_F(EtcdClusterTest, AFrozenMemberCostsAtMostOneTimeout) {
     EXPECT_TRUE(p) << p.status().to_string();
   }
   cluster_->resume(0);
-  ASSERT_TRUE(cluster_->wait_healthy(20s));
+  { Status healthy = cluster_->wait_healthy(20s); ASSERT_TRUE(healthy) << healthy.to_string(); }
 }
 
 }  // namespace
