@@ -19,6 +19,10 @@ void Node::Impl::propose(core::Command command, ProposeDone done) {
     return fail_later(std::move(done), ErrorCode::kUnavailable, "node stopped: " + failure_.to_string());
   }
   if (shutting_down_) return fail_later(std::move(done), ErrorCode::kUnavailable, "shutting down");
+  if (!is_primary()) {
+    const Status refusal = standby_refusal();
+    return fail_later(std::move(done), refusal.code(), refusal.message());
+  }
   const std::size_t pending = queued_.size() + in_flight_.commands.size();
   if (pending >= options_.max_pending_proposals) {
     return fail_later(std::move(done), ErrorCode::kLimitExceeded,
@@ -63,6 +67,19 @@ void Node::Impl::on_appended(Result<log::LogIndex> result) {
   append_in_flight_ = false;
   if (!result) {
     const Status error = result.status();
+    if (options_.cluster_mode &&
+        (error.code() == ErrorCode::kConflict || error.code() == ErrorCode::kUnavailable)) {
+      // Cluster mode: deposed, or etcd unreachable with the outcome unknown.
+      // Nothing of this batch was applied here; if it did commit, the
+      // follower path applies it from the log like any other entry.
+      fail_batch(std::move(batch), error);
+      const bool was_primary = is_primary();
+      become_standby(error);
+      drain_deferred_follows();
+      if (was_primary && step_down_listener_) step_down_listener_(error);
+      maybe_finish_shutdown();
+      return;
+    }
     if (is_fatal(error.code())) {
       failure_ = error;
       const std::string why = "node stopped: " + error.to_string();
@@ -82,6 +99,7 @@ void Node::Impl::on_appended(Result<log::LogIndex> result) {
   // Let the disk work on the next batch while this one is applied.
   start_append();
   apply_batch(*result, std::move(batch));
+  drain_deferred_follows();
   maybe_snapshot();
   maybe_finish_shutdown();
 }
@@ -157,7 +175,7 @@ void Node::Impl::maybe_finish_shutdown() {
 
 NodeStats Node::Impl::stats() const {
   NodeStats s;
-  s.role = Role::kPrimary;
+  s.role = role_;
   s.applied_revision = state_.revision();
   s.applied_index = applied_index_;
   s.log = log_->position();

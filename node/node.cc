@@ -106,7 +106,11 @@ Result<std::unique_ptr<Node>> Node::open(NodeOptions options, std::unique_ptr<lo
   auto impl = std::make_shared<Impl>(std::move(options), std::move(log), clock, std::move(post),
                                      std::move(state), applied);
   impl->replayed_entries_ = replayed;
-  impl->arm_recovered_timers();
+  if (impl->options_.cluster_mode) {
+    impl->role_ = Role::kStandby;  // cluster/ promotes it once elected
+  } else {
+    impl->arm_recovered_timers();
+  }
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 
@@ -118,9 +122,15 @@ void Node::propose(core::Command command, ProposeDone done) {
 }
 void Node::set_effect_listener(EffectListener listener) { impl_->listener_ = std::move(listener); }
 Result<std::uint64_t> Node::keepalive(core::SessionId session) {
+  if (!impl_->is_primary()) return impl_->standby_refusal();
   return impl_->timers_.keepalive(session, impl_->clock_.now());
 }
 Result<std::uint64_t> Node::remaining_ms(core::SessionId session) const {
+  if (!impl_->is_primary()) {
+    auto info = impl_->state_.session(session);
+    if (!info) return Status(ErrorCode::kSessionExpired, "no live session " + std::to_string(session));
+    return info->ttl_ms == 0 ? kNeverExpires : info->ttl_ms;
+  }
   return impl_->timers_.remaining_ms(session, impl_->clock_.now());
 }
 std::optional<TimePoint> Node::next_timer_deadline() const { return impl_->next_timer_deadline(); }
@@ -129,11 +139,12 @@ const core::StateMachine& Node::state() const { return impl_->state_; }
 core::LogMillis Node::log_now() const { return impl_->log_now(); }
 void Node::read_barrier(std::function<void(Status)> done) {
   if (!done) return;
+  if (impl_->read_barrier_) return impl_->read_barrier_(std::move(done));
   impl_->post_guarded([done = std::move(done)](Impl&) { done(Status::ok()); });
 }
 NodeStats Node::stats() const { return impl_->stats(); }
-Role Node::role() const { return Role::kPrimary; }
-std::string Node::primary_address() const { return {}; }
+Role Node::role() const { return impl_->role_; }
+std::string Node::primary_address() const { return impl_->primary_address_; }
 void Node::shutdown(std::function<void()> done) { impl_->shutdown(std::move(done)); }
 
 }  // namespace leasehold::node

@@ -96,6 +96,12 @@ struct NodeOptions {
   // A timer proposal (ExpireSession/TimeoutWait/Tick) that failed with a
   // retryable error is proposed again after this long.
   std::chrono::milliseconds timer_retry{100};
+  // Cluster mode (cluster/, docs/cluster.md): the node opens as a STANDBY
+  // (no timers, proposals redirected) and follows a log another node
+  // appends; an append that fails with kConflict (deposed) or kUnavailable
+  // (etcd unreachable, outcome unknown) makes it step down instead of
+  // stopping. Embedded nodes leave this false.
+  bool cluster_mode = false;
 };
 
 struct NodeStats {
@@ -185,6 +191,36 @@ class Node {
   // in-flight snapshot, stops proposing timers, then calls `done` on the loop
   // thread. Idempotent: a second call's done runs when the first one's does.
   void shutdown(std::function<void()> done);
+
+  // ---- Cluster mode only (NodeOptions::cluster_mode); see docs/cluster.md ----
+  // On a standby: propose() answers kRedirect (message: the primary's
+  // address) or kUnavailable (no primary known: the reason given below);
+  // keepalive() likewise; remaining_ms() reports the full TTL of a live
+  // session; no timer fires.
+
+  // Applies log entry `index`, appended by another node (standby only).
+  // index <= applied index: ignored. While an own append is still in
+  // flight the entry is kept and applied after it. Effects go to the effect
+  // listener (no ProposeDone). Errors: kConflict (this node is primary),
+  // kInternal (gap: index > applied + 1), kCorruption (does not decode).
+  Status follow(log::LogIndex index, std::string_view batch);
+  // Standby -> primary. The caller has applied the whole log first (via
+  // follow). Every live session's timer restarts with its FULL TTL from
+  // now (the failover bound, docs/cluster.md); the log clock continues from
+  // the highest stamp in the log.
+  void promote();
+  // Primary -> standby (e.g. the election lease was lost). Queued proposals
+  // get kUnavailable "stepped down: <why>"; an append in flight completes
+  // normally (applied if it committed).
+  void step_down(const Status& why);
+  // Where a standby redirects ("" = no primary known: writes get
+  // kUnavailable `unavailable_reason`).
+  void set_primary_address(std::string address, std::string unavailable_reason);
+  // Runs on the loop thread after the node stepped down by itself because
+  // an append failed (kConflict / kUnavailable).
+  void set_step_down_listener(std::function<void(const Status&)> listener);
+  // Replaces read_barrier()'s behaviour (cluster: confirm the election key).
+  void set_read_barrier(std::function<void(std::function<void(Status)>)> barrier);
 
  private:
   class Impl;

@@ -83,6 +83,20 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   std::uint64_t snapshots_saved_ = 0;
   std::uint64_t replayed_entries_ = 0;
 
+  // Cluster mode (node_cluster.cc).
+  Status follow(log::LogIndex index, std::string_view batch);
+  void promote();
+  void become_standby(const Status& why);
+  void drain_deferred_follows();
+  bool is_primary() const { return role_ == Role::kPrimary; }
+  Status standby_refusal() const;
+  Role role_ = Role::kPrimary;
+  std::string primary_address_;
+  std::string unavailable_reason_ = "no primary elected";
+  std::function<void(const Status&)> step_down_listener_;
+  std::function<void(std::function<void(Status)>)> read_barrier_;
+  std::deque<std::pair<log::LogIndex, std::string>> deferred_follows_;
+
   // Stopping.
   Status failure_;  // set once the log failed fatally; never cleared
   bool shutting_down_ = false;

@@ -26,6 +26,7 @@ void Node::Impl::arm_recovered_timers() {
 }
 
 void Node::Impl::track_effect(const core::Effect& effect) {
+  if (!is_primary()) return;  // standbys run no timers (cluster mode)
   std::visit(
       [this](const auto& e) {
         using E = std::decay_t<decltype(e)>;
@@ -46,12 +47,12 @@ void Node::Impl::track_effect(const core::Effect& effect) {
 }
 
 std::optional<TimePoint> Node::Impl::next_timer_deadline() const {
-  if (shutting_down_ || !failure_.is_ok()) return std::nullopt;
+  if (shutting_down_ || !failure_.is_ok() || !is_primary()) return std::nullopt;
   return timers_.next_deadline();
 }
 
 void Node::Impl::run_due_timers() {
-  if (shutting_down_ || !failure_.is_ok()) return;
+  if (shutting_down_ || !failure_.is_ok() || !is_primary()) return;
   const TimePoint now = clock_.now();
   Timers::Due due = timers_.take_due(now);
   for (core::SessionId id : due.sessions) {

@@ -1,0 +1,94 @@
+// node/node_cluster.cc: cluster mode: standby role, following a log another
+// node appends, promotion and stepping down (NodeOptions::cluster_mode).
+#include "core/command_codec.h"
+#include "node/node_impl.h"
+
+namespace leasehold::node {
+
+Status Node::Impl::standby_refusal() const {
+  if (!primary_address_.empty()) return Status(ErrorCode::kRedirect, primary_address_);
+  return Status(ErrorCode::kUnavailable, unavailable_reason_);
+}
+
+Status Node::Impl::follow(log::LogIndex index, std::string_view batch) {
+  if (is_primary()) {
+    return Status(ErrorCode::kConflict, "the primary does not follow (entry " + std::to_string(index) + ")");
+  }
+  if (index <= applied_index_) return Status::ok();
+  if (append_in_flight_) {
+    // Our own last append may still land at this index; decide after it.
+    deferred_follows_.emplace_back(index, std::string(batch));
+    return Status::ok();
+  }
+  if (index != applied_index_ + 1) {
+    return Status(ErrorCode::kInternal, "log gap: applied " + std::to_string(applied_index_) +
+                                            ", next entry seen is " + std::to_string(index));
+  }
+  auto commands = core::decode_batch(batch);
+  if (!commands) {
+    return Status(ErrorCode::kCorruption, "log entry " + std::to_string(index) + " (" + log_->describe() +
+                                              ") does not decode: " + commands.status().message());
+  }
+  applied_index_ = index;
+  ++batches_committed_;
+  commands_committed_ += commands->size();
+  commands_since_snapshot_ += commands->size();
+  bytes_since_snapshot_ += batch.size();
+  for (const core::Command& command : *commands) {
+    const core::ApplyResult result = state_.apply(command);
+    if (listener_) {
+      for (const core::Effect& effect : result.effects) listener_(effect);
+    }
+  }
+  maybe_snapshot();
+  return Status::ok();
+}
+
+void Node::Impl::drain_deferred_follows() {
+  while (!deferred_follows_.empty() && !append_in_flight_ && !is_primary()) {
+    auto [index, bytes] = std::move(deferred_follows_.front());
+    deferred_follows_.pop_front();
+    (void)follow(index, bytes);
+  }
+  if (is_primary()) deferred_follows_.clear();
+}
+
+void Node::Impl::promote() {
+  if (is_primary()) return;
+  role_ = Role::kPrimary;
+  primary_address_.clear();
+  deferred_follows_.clear();
+  timers_ = Timers{};
+  base_steady_ = clock_.now();
+  base_log_ = std::max(state_.last_now(), last_stamp_);
+  last_stamp_ = base_log_;
+  arm_recovered_timers();  // every live session: full TTL from now
+}
+
+void Node::Impl::become_standby(const Status& why) {
+  if (!is_primary()) return;
+  role_ = Role::kStandby;
+  timers_ = Timers{};
+  const std::string message = "stepped down: " + why.message();
+  while (!queued_.empty()) {
+    Queued q = std::move(queued_.front());
+    queued_.pop_front();
+    fail_later(std::move(q.done), ErrorCode::kUnavailable, message);
+  }
+}
+
+Status Node::follow(log::LogIndex index, std::string_view batch) { return impl_->follow(index, batch); }
+void Node::promote() { impl_->promote(); }
+void Node::step_down(const Status& why) { impl_->become_standby(why); }
+void Node::set_primary_address(std::string address, std::string unavailable_reason) {
+  impl_->primary_address_ = std::move(address);
+  impl_->unavailable_reason_ = std::move(unavailable_reason);
+}
+void Node::set_step_down_listener(std::function<void(const Status&)> listener) {
+  impl_->step_down_listener_ = std::move(listener);
+}
+void Node::set_read_barrier(std::function<void(std::function<void(Status)>)> barrier) {
+  impl_->read_barrier_ = std::move(barrier);
+}
+
+}  // namespace leasehold::node
