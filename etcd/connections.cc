@@ -46,7 +46,24 @@ const char* grpc_code_name(grpc::StatusCode code) {
   }
 }
 
+// etcd answers UNKNOWN with Go's context error when its side of our
+// deadline fires first, and when Raft dropped a proposal (no leader).
+bool unknown_containing(const grpc::Status& status, std::string_view text) {
+  return status.error_code() == grpc::StatusCode::UNKNOWN &&
+         status.error_message().find(text) != std::string::npos;
+}
+
 }  // namespace
+
+bool is_timeout(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         unknown_containing(status, "context deadline exceeded");
+}
+
+bool is_unavailable(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE || is_timeout(status) ||
+         unknown_containing(status, "context canceled") || unknown_containing(status, "proposal dropped");
+}
 
 Connections::Connections(const std::vector<std::string>& targets, std::chrono::milliseconds call_timeout)
     : call_timeout_(call_timeout) {
@@ -85,12 +102,9 @@ Status Connections::unary(std::string_view what, Retry retry, const Attempt& att
       return Status::ok();
     }
     last = to_status(status, what, ep.target);
-    if (status.error_code() != grpc::StatusCode::UNAVAILABLE &&
-        status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
-      return last;  // etcd answered: an error about the request itself
-    }
+    if (!is_unavailable(status)) return last;  // etcd answered: an error about the request itself
     advance_from(index);
-    const bool timed_out = status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+    const bool timed_out = is_timeout(status);
     // A write that may have reached etcd can still apply later (e.g. once a
     // quorum is back): the caller must not assume it failed.
     if (retry == Retry::kMutation && (was_connected || timed_out)) {
@@ -111,8 +125,9 @@ void set_deadline(grpc::ClientContext& context, Clock::time_point deadline) {
 Status to_status(const grpc::Status& status, std::string_view what, std::string_view target) {
   const std::string detail = std::string(what) + " via " + std::string(target) + ": " +
                              grpc_code_name(status.error_code()) + ": " + status.error_message();
+  if (status.ok()) return Status::ok();
+  if (is_unavailable(status)) return Status(ErrorCode::kUnavailable, "etcd unavailable: " + detail);
   switch (status.error_code()) {
-    case grpc::StatusCode::OK: return Status::ok();
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
     case grpc::StatusCode::CANCELLED:

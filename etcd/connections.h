@@ -74,6 +74,12 @@ class Connections {
 // Sets a monotonic-clock deadline on a gRPC context.
 void set_deadline(grpc::ClientContext& context, Clock::time_point deadline);
 
+// UNAVAILABLE, DEADLINE_EXCEEDED, and etcd's UNKNOWN "context deadline
+// exceeded" / "context canceled" / "raft proposal dropped": no answer now.
+bool is_unavailable(const grpc::Status& status);
+// The deadline fired (on our side or etcd's).
+bool is_timeout(const grpc::Status& status);
+
 // gRPC status -> leasehold Status. UNAVAILABLE and DEADLINE_EXCEEDED become
 // kUnavailable "etcd unavailable: <what> via <target>: <detail>".
 Status to_status(const grpc::Status& status, std::string_view what, std::string_view target);
