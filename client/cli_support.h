@@ -37,7 +37,7 @@ Result<client::Millis> parse_duration(std::string_view text);
 
 struct CommonOptions {
   std::string endpoints = "127.0.0.1:7379";  // --endpoints, env LEASEHOLD_ENDPOINTS
-  std::string timeout = "5s";                // --timeout: one call
+  std::string timeout = "3s";                // --timeout: one call
   bool json = false;                         // --json (read commands)
 };
 

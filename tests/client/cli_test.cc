@@ -1,0 +1,287 @@
+// The `leasehold` client commands as real processes against a real server:
+// mutual exclusion of `lock -- CMD`, loss -> SIGTERM, exit codes, errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/client/server_fixture.h"
+
+namespace leasehold::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(server_.start()) << read_file(server_.log_path()); }
+
+  SpawnOptions opts(const std::string& tag, const std::string& endpoints = "") {
+    SpawnOptions o;
+    o.env = {{"LEASEHOLD_ENDPOINTS", endpoints.empty() ? server_.endpoint() : endpoints}};
+    o.stdout_path = dir_.file(tag + ".out");
+    o.stderr_path = dir_.file(tag + ".err");
+    return o;
+  }
+  Subprocess spawn(const std::string& tag, std::vector<std::string> args,
+                   const std::string& endpoints = "") {
+    args.insert(args.begin(), leasehold_binary());
+    auto p = Subprocess::spawn(args, opts(tag, endpoints));
+    EXPECT_TRUE(p.is_ok()) << p.status().to_string();
+    return p ? std::move(p).value() : Subprocess();
+  }
+  CliRun run(const std::string& tag, std::vector<std::string> args, const std::string& endpoints = "",
+          std::chrono::milliseconds timeout = 20s) {
+    Subprocess p = spawn(tag, std::move(args), endpoints);
+    CliRun r;
+    r.code = p.wait(timeout).value_or(-1);
+    r.out = read_file(dir_.file(tag + ".out"));
+    r.err = read_file(dir_.file(tag + ".err"));
+    return r;
+  }
+  // Waits until `path` contains `needle`.
+  static bool wait_for_text(const std::string& path, const std::string& needle,
+                            std::chrono::milliseconds limit = 10s) {
+    const auto until = Clock::now() + limit;
+    while (Clock::now() < until) {
+      if (read_file(path).find(needle) != std::string::npos) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+  // The session holding `lock`, via `leasehold info --json`.
+  std::string holder_session(const std::string& lock) {
+    CliRun r = run("info-" + lock, {"info", lock, "--json"});
+    auto at = r.out.find("\"session\":");
+    if (at == std::string::npos) return "";
+    at += 10;
+    return r.out.substr(at, r.out.find_first_of(",}", at) - at);
+  }
+
+  TempDir dir_{"client-cli"};
+  LeaseholdServer server_{dir_};
+};
+
+// Each child logs "start <ns> <token>" and "end <ns> <token>"; the runs must
+// not overlap and tokens must increase in run order.
+TEST_F(CliTest, LockRunsCommandsStrictlyOneAfterTheOther) {
+  const std::string log = dir_.file("runs.log");
+  const std::string body = "echo \"start $(date +%s%N) $LEASEHOLD_TOKEN\" >> " + log +
+                           "; sleep 0.2; echo \"end $(date +%s%N) $LEASEHOLD_TOKEN\" >> " + log;
+  std::vector<Subprocess> procs;
+  for (int i = 0; i < 4; ++i) {
+    procs.push_back(spawn("lock" + std::to_string(i),
+                          {"lock", "--ttl", "2s", "--wait", "20s", "shared-name", "--", "sh", "-c", body}));
+  }
+  for (auto& p : procs) EXPECT_EQ(p.wait(30s), 0);
+  const auto lines = lines_of(read_file(log));
+  ASSERT_EQ(lines.size(), 8u) << read_file(log);
+  std::int64_t last_end = 0;
+  std::uint64_t last_token = 0;
+  for (std::size_t i = 0; i < lines.size(); i += 2) {
+    std::istringstream start(lines[i]), end(lines[i + 1]);
+    std::string w1, w2;
+    std::int64_t t1 = 0, t2 = 0;
+    std::uint64_t k1 = 0, k2 = 0;
+    start >> w1 >> t1 >> k1;
+    end >> w2 >> t2 >> k2;
+    EXPECT_EQ(w1, "start");
+    EXPECT_EQ(w2, "end") << "runs overlap:\n" << read_file(log);
+    EXPECT_EQ(k1, k2);
+    EXPECT_GE(t1, last_end);
+    EXPECT_GT(k1, last_token);
+    last_end = t2;
+    last_token = k1;
+  }
+}
+
+TEST_F(CliTest, KilledHolderFreesTheLockAfterItsTtlNotBefore) {
+  const std::string log = dir_.file("kill9.log");
+  const std::string holder_body = "trap 'echo term >> " + log + "; exit 0' TERM; echo \"start $LEASEHOLD_TOKEN\" >> " + log +
+                                  "; while true; do sleep 0.05; done";
+  Subprocess a = spawn("holder", {"lock", "--ttl", "1500ms", "k9", "--", "sh", "-c", holder_body});
+  ASSERT_TRUE(wait_for_text(log, "start"));
+  std::this_thread::sleep_for(200ms);
+  const std::int64_t killed_at = wall_ns();
+  a.signal(SIGKILL);
+  EXPECT_TRUE(a.wait(5s).has_value());
+  CliRun b = run("taker", {"lock", "--wait", "10s", "k9", "--", "sh", "-c", "date +%s%N"});
+  ASSERT_EQ(b.code, 0) << b.err;
+  const std::int64_t got_at = std::stoll(b.out);
+  const auto waited = std::chrono::nanoseconds(got_at - killed_at);
+  std::cout << "kill -9 to next grant: "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
+            << " ms (TTL 1500 ms)\n";
+  // Server-side expiry is at least TTL after the last keepalive, which was at
+  // most TTL/3 before the kill.
+  EXPECT_GE(waited, 1000ms - 50ms) << "lock granted before the holder's lease ran out";
+  EXPECT_LE(waited, 1500ms + 3s);
+  // The orphaned command was told to stop (parent-death signal).
+  EXPECT_TRUE(wait_for_text(log, "term", 3s)) << read_file(log);
+}
+
+TEST_F(CliTest, SessionKillStopsTheCommandAndExits76) {
+  const std::string marker = dir_.file("killed.marker");
+  const std::string body = "trap 'echo term >> " + marker + "; exit 0' TERM; echo started >> " + marker +
+                           "; while true; do sleep 0.05; done";
+  Subprocess a = spawn("victim", {"lock", "--ttl", "20s", "sk", "--", "sh", "-c", body});
+  ASSERT_TRUE(wait_for_text(marker, "started"));
+  const std::string session = holder_session("sk");
+  ASSERT_FALSE(session.empty());
+  CliRun k = run("kill", {"session", "kill", session});
+  EXPECT_EQ(k.code, 0) << k.err;
+  EXPECT_EQ(a.wait(5s), 76);  // long before the 20 s TTL
+  EXPECT_TRUE(wait_for_text(marker, "term", 1s));
+  const auto err = read_file(dir_.file("victim.err"));
+  EXPECT_NE(err.find("lost lock 'sk'"), std::string::npos) << err;
+}
+
+TEST_F(CliTest, RevokeStopsTheCommandAndExits76) {
+  const std::string marker = dir_.file("revoked.marker");
+  const std::string body = "trap 'echo term >> " + marker + "; exit 0' TERM; echo started >> " + marker +
+                           "; while true; do sleep 0.05; done";
+  Subprocess a = spawn("victim", {"lock", "--ttl", "20s", "rv", "--", "sh", "-c", body});
+  ASSERT_TRUE(wait_for_text(marker, "started"));
+  CliRun r = run("revoke", {"revoke", "rv"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(a.wait(5s), 76);
+  EXPECT_TRUE(wait_for_text(marker, "term", 1s));
+  CliRun again = run("revoke2", {"revoke", "rv"});
+  EXPECT_EQ(again.code, 1);
+  EXPECT_EQ(lines_of(again.err).size(), 1u) << again.err;
+}
+
+TEST_F(CliTest, ACommandIgnoringTermIsKilledAfterTheGrace) {
+  const std::string marker = dir_.file("stubborn.marker");
+  const std::string body = "trap '' TERM; echo started >> " + marker + "; exec sleep 30";
+  Subprocess a = spawn("stubborn", {"lock", "--ttl", "20s", "--grace", "500ms", "gr", "--", "sh", "-c", body});
+  ASSERT_TRUE(wait_for_text(marker, "started"));
+  const auto t0 = Clock::now();
+  ASSERT_EQ(run("revoke", {"revoke", "gr"}).code, 0);
+  EXPECT_EQ(a.wait(10s), 76);
+  const auto took = Clock::now() - t0;
+  EXPECT_GE(took, 500ms);
+  EXPECT_LT(took, 3s);
+}
+
+TEST_F(CliTest, NotAcquiredExits75) {
+  const std::string marker = dir_.file("busy.marker");
+  Subprocess a = spawn("holder", {"lock", "busy", "--", "sh", "-c", "echo started >> " + marker + "; sleep 5"});
+  ASSERT_TRUE(wait_for_text(marker, "started"));
+  CliRun waited = run("waiter", {"lock", "--wait", "300ms", "busy", "--", "true"});
+  EXPECT_EQ(waited.code, 75);
+  EXPECT_EQ(lines_of(waited.err).size(), 1u) << waited.err;
+  EXPECT_NE(waited.err.find("not acquired"), std::string::npos);
+  CliRun tried = run("trier", {"lock", "--wait", "0s", "busy", "--", "true"});
+  EXPECT_EQ(tried.code, 75);
+  // Shared and semaphore flags reach the server: a shared try fails too.
+  EXPECT_EQ(run("shared", {"lock", "--wait", "0s", "--shared", "busy", "--", "true"}).code, 75);
+}
+
+TEST_F(CliTest, ExitStatusAndEnvironmentOfTheCommand) {
+  const std::string env = dir_.file("env.txt");
+  CliRun r = run("env", {"lock", "envlock", "--", "sh", "-c",
+                      "echo \"$LEASEHOLD_LOCK $LEASEHOLD_TOKEN $LEASEHOLD_ENDPOINT\" > " + env + "; exit 7"});
+  EXPECT_EQ(r.code, 7) << r.err;
+  std::istringstream in(read_file(env));
+  std::string lock, endpoint;
+  std::uint64_t token = 0;
+  in >> lock >> token >> endpoint;
+  EXPECT_EQ(lock, "envlock");
+  EXPECT_GT(token, 0u);
+  EXPECT_EQ(endpoint, server_.endpoint());
+  EXPECT_EQ(run("missing", {"lock", "m", "--", "/nonexistent/cmd"}).code, 127);
+  EXPECT_EQ(run("signalled", {"lock", "s", "--", "sh", "-c", "kill -KILL $$"}).code, 128 + SIGKILL);
+  // The lock was released each time: it can be tried at once.
+  EXPECT_EQ(run("after", {"lock", "--wait", "0s", "envlock", "--", "true"}).code, 0);
+}
+
+TEST_F(CliTest, ErrorsAreOneLineAndNonZero) {
+  const std::string down = loopback(free_port());
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"status"}, {"locks"}, {"info", "x"}, {"revoke", "x"}, {"session", "list"},
+           {"lock", "x", "--", "true"}}) {
+    auto with_timeout = args;
+    with_timeout.insert(with_timeout.begin() + (args[0] == "session" ? 2 : 1), {"--timeout", "300ms"});
+    const auto t0 = Clock::now();
+    CliRun r = run("down-" + args[0], with_timeout, down);
+    EXPECT_LT(Clock::now() - t0, 3s);
+    EXPECT_EQ(r.code, 69) << args[0] << ": " << r.err;
+    ASSERT_EQ(lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("no leasehold server reachable"), std::string::npos) << r.err;
+  }
+  CliRun bad_ttl = run("badttl", {"lock", "--ttl", "5", "x", "--", "true"});
+  EXPECT_EQ(bad_ttl.code, 64);
+  EXPECT_EQ(lines_of(bad_ttl.err).size(), 1u) << bad_ttl.err;
+  EXPECT_NE(bad_ttl.err.find("bad duration"), std::string::npos);
+  CliRun bad_ep = run("badep", {"status", "--endpoints", "nohostport"});
+  EXPECT_EQ(bad_ep.code, 64);
+  EXPECT_NE(bad_ep.err.find("bad endpoint"), std::string::npos);
+  CliRun unknown_flag = run("flag", {"locks", "--bogus"});
+  EXPECT_NE(unknown_flag.code, 0);
+  EXPECT_NE(unknown_flag.err.find("--bogus"), std::string::npos);
+  CliRun no_cmd = run("nocmd", {"lock", "x"});
+  EXPECT_NE(no_cmd.code, 0);
+  CliRun unknown_lock = run("unknown", {"info", "no-such-lock"});
+  EXPECT_EQ(unknown_lock.code, 1);
+  EXPECT_EQ(lines_of(unknown_lock.err).size(), 1u);
+  EXPECT_NE(unknown_lock.err.find("no-such-lock"), std::string::npos);
+  CliRun no_session = run("nosession", {"session", "kill", "987654"});
+  EXPECT_EQ(no_session.code, 1);
+  EXPECT_EQ(lines_of(no_session.err).size(), 1u) << no_session.err;
+}
+
+TEST_F(CliTest, ReadCommandsPrintTextAndJson) {
+  const std::string marker = dir_.file("json.marker");
+  Subprocess a = spawn("holder", {"lock", "--ttl", "5s", "jobs/one", "--", "sh", "-c",
+                                  "echo started >> " + marker + "; sleep 5"});
+  ASSERT_TRUE(wait_for_text(marker, "started"));
+  CliRun status = run("status", {"status", "--json"});
+  EXPECT_EQ(status.code, 0);
+  EXPECT_NE(status.out.find("\"role\":\"primary\""), std::string::npos) << status.out;
+  CliRun status_text = run("status-text", {"status"});
+  EXPECT_NE(status_text.out.find("role: primary"), std::string::npos) << status_text.out;
+  CliRun locks = run("locks", {"locks", "jobs/", "--json"});
+  EXPECT_EQ(locks.code, 0);
+  EXPECT_NE(locks.out.find("\"name\":\"jobs/one\""), std::string::npos) << locks.out;
+  CliRun table = run("table", {"locks"});
+  EXPECT_NE(table.out.find("HELD-FOR"), std::string::npos);
+  EXPECT_NE(table.out.find("jobs/one"), std::string::npos);
+  CliRun none = run("none", {"locks", "other/", "--json"});
+  EXPECT_EQ(none.out, "[]\n");
+  CliRun info = run("info", {"info", "jobs/one"});
+  EXPECT_NE(info.out.find("mode:       exclusive"), std::string::npos) << info.out;
+  CliRun sessions = run("sessions", {"session", "list", "--json"});
+  EXPECT_NE(sessions.out.find("\"owner\":\"leasehold lock pid"), std::string::npos) << sessions.out;
+}
+
+}  // namespace
+}  // namespace leasehold::testing
