@@ -16,11 +16,12 @@
 // deadline). Resources should still check the token (fencing).
 //
 // Errors of acquire / try_acquire:
-//   kTimedOut        not granted within `timeout`
+//   kTimedOut        not granted within `timeout` (or an operator cancelled
+//                    the wait with LOCK.CANCEL: the server answers both nil)
 //   kWouldBlock      try_acquire: held by others now
 //   kSessionExpired  the session is not live (or ended while waiting)
 //   kConflict        mode mismatch with the current holders, already holding
-//                    or waiting, or the wait was cancelled by an operator
+//                    or waiting
 //   kInvalidArgument bad name / limit; kUnreachable, kLimitExceeded, ...
 //
 // Ownership: the guard keeps the session's shared state alive; if the

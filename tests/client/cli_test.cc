@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -281,6 +282,21 @@ TEST_F(CliTest, ReadCommandsPrintTextAndJson) {
   EXPECT_NE(info.out.find("mode:       exclusive"), std::string::npos) << info.out;
   CliRun sessions = run("sessions", {"session", "list", "--json"});
   EXPECT_NE(sessions.out.find("\"owner\":\"leasehold lock pid"), std::string::npos) << sessions.out;
+}
+
+// docs/client.md shows client/examples/quickstart.cc verbatim, and it runs.
+TEST_F(CliTest, QuickstartExampleRunsAndIsTheDocumentedOne) {
+  const std::string source_dir = std::getenv("LEASEHOLD_SOURCE_DIR") ? std::getenv("LEASEHOLD_SOURCE_DIR") : "..";
+  const std::string example = read_file(source_dir + "/client/examples/quickstart.cc");
+  ASSERT_FALSE(example.empty());
+  EXPECT_NE(read_file(source_dir + "/docs/client.md").find(example), std::string::npos)
+      << "docs/client.md must contain client/examples/quickstart.cc verbatim";
+  auto p = Subprocess::spawn({build_dir() + "/leasehold_client_quickstart", server_.endpoint()},
+                             opts("quickstart"));
+  ASSERT_TRUE(p.is_ok());
+  EXPECT_EQ(p->wait(20s), 0) << read_file(dir_.file("quickstart.err"));
+  EXPECT_NE(read_file(dir_.file("quickstart.out")).find("holding reports/daily with token"),
+            std::string::npos);
 }
 
 }  // namespace
