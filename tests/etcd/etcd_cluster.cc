@@ -142,6 +142,8 @@ Status EtcdCluster::spawn(int i) {
   return Status::ok();
 }
 
+pid_t EtcdCluster::pid(int i) const { return members_.at(static_cast<std::size_t>(i)).process.pid(); }
+
 bool EtcdCluster::running(int i) { return members_.at(static_cast<std::size_t>(i)).process.running(); }
 
 void EtcdCluster::kill(int i) { members_.at(static_cast<std::size_t>(i)).process.kill9(); }

@@ -54,6 +54,7 @@ class EtcdCluster {
   std::string log_path(int i) const;
   const std::string& data_root() const { return dir_.path(); }
 
+  pid_t pid(int i) const;  // of the member's current process
   bool running(int i);
   void kill(int i);    // SIGKILL and reap (a crash: no clean shutdown)
   void pause(int i);   // SIGSTOP (a frozen process: keeps its sockets)
