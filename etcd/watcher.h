@@ -6,6 +6,10 @@
 // (member down, member lost its leader: the stream carries etcd's
 // "hasleader" metadata) the watch is re-created on the next endpoint from
 // next_revision(), retrying every 100 ms until the Watcher is destroyed.
+// A member that is frozen (SIGSTOP) or cut off without closing the socket
+// is only noticed by gRPC's keepalive ping (6 s + 3 s timeout), so events can
+// stall for up to ~10 s before the watch moves on (known limitation; etcd
+// 3.4's progress requests could shorten it).
 //
 // The watch fails (terminally, `on_failure` once, then no more events)
 // when etcd cancels it: the requested revision was compacted (status

@@ -164,6 +164,12 @@ TEST_F(EtcdClusterTest, AFrozenMemberCostsAtMostOneTimeout) {
   auto c = client(1500ms);
   ASSERT_TRUE(c);
   ASSERT_TRUE(c->put("/f/k", "v"));  // the client now uses member 0
+  auto lease = c->lease_grant(3);
+  ASSERT_TRUE(lease);
+  std::atomic<bool> lost{false};
+  auto ka = LeaseKeepAlive::start(*c, lease->id, lease->ttl_seconds, [&](const Status&) { lost = true; });
+  ASSERT_TRUE(ka) << ka.status().to_string();
+  ASSERT_TRUE(c->put("/f/leased", "x", lease->id));
   cluster_->pause(0);
   ASSERT_TRUE(cluster_->healthy(1, 20s));
   ASSERT_TRUE(cluster_->healthy(2, 20s));
@@ -180,6 +186,12 @@ TEST_F(EtcdClusterTest, AFrozenMemberCostsAtMostOneTimeout) {
     auto p = c->put("/f/k", std::to_string(i));
     EXPECT_TRUE(p) << p.status().to_string();
   }
+  // The keepalive left the frozen member within a round: the lease lives on.
+  std::this_thread::sleep_for(std::chrono::seconds(lease->ttl_seconds) + 1s);
+  EXPECT_FALSE(lost.load());
+  auto leased = c->range("/f/leased");
+  ASSERT_TRUE(leased) << leased.status().to_string();
+  EXPECT_EQ(leased->kvs.size(), 1u);
   cluster_->resume(0);
   { Status healthy = cluster_->wait_healthy(20s); ASSERT_TRUE(healthy) << healthy.to_string(); }
 }
