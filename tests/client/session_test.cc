@@ -312,5 +312,33 @@ TEST_F(SessionTest, ServerRestartEitherContinuesOrReportsLoss) {
   }
 }
 
+// A blocking acquire whose connection dies mid-wait (server kill -9 and
+// restart) is re-sent with the same SEQ: it ends with exactly one grant and
+// leaves no second wait behind.
+TEST_F(SessionTest, AcquireRetriedAfterADroppedConnectionNeverDoubleAcquires) {
+  client_ = make_client(3s);
+  auto a = open(5s), b = open(5s);
+  auto held = LockGuard::try_acquire(*a, "drop");
+  ASSERT_TRUE(held.is_ok());
+  auto fut = std::async(std::launch::async, [&] { return LockGuard::acquire(*b, "drop", 8s); });
+  std::this_thread::sleep_for(300ms);
+  server_.kill9();
+  ASSERT_TRUE(server_.restart());
+  std::this_thread::sleep_for(500ms);
+  (void)held->release();
+  auto got = fut.get();
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto info = client_->lock_info("drop");
+  ASSERT_TRUE(info.is_ok() && info->has_value()) << info.status().to_string();
+  ASSERT_EQ((*info)->holders.size(), 1u);
+  EXPECT_EQ((*info)->holders[0].session, b->id());
+  EXPECT_EQ((*info)->holders[0].token, got->token());
+  EXPECT_TRUE((*info)->waiters.empty());
+  ASSERT_TRUE(got->release().is_ok());
+  info = client_->lock_info("drop");
+  ASSERT_TRUE(info.is_ok());
+  EXPECT_FALSE(info->has_value() && !(*info)->holders.empty()) << "a second grant appeared";
+}
+
 }  // namespace
 }  // namespace leasehold::client
