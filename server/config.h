@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cluster/cluster_member.h"
 #include "node/node.h"
 #include "resp/parser.h"
 
@@ -20,6 +21,9 @@ struct ServerConfig {
   std::string log_level = "info";    // trace, debug, info, warn, error, critical, off
 
   node::NodeOptions node;            // core limits, group commit, snapshot cadence
+  // Replicated mode on etcd (docs/cluster.md) when cluster.etcd_endpoints is
+  // set; the log is then in etcd and data_dir only holds local snapshots.
+  cluster::ClusterOptions cluster;
   resp::ParserLimits protocol;       // max bulk / array / inline / depth / frame
 
   std::size_t max_clients = 10'000;

@@ -66,6 +66,7 @@ Server::Server(ServerConfig config) : config_(std::move(config)) {}
 
 Server::~Server() {
   connections_.clear();
+  cluster_.reset();
   node_.reset();
   executor_.reset();
   if (loop_initialized_) {
@@ -86,14 +87,24 @@ Status Server::start() {
   loop_initialized_ = true;
   executor_ = std::make_unique<LoopExecutor>(&loop_, [] {});
 
-  log::RocksLogOptions log_options;
-  log_options.dir = config_.data_dir;
-  auto log = log::open_rocksdb_log(log_options);
-  if (!log) return log.status();
-  spdlog::info("log opened backend=\"{}\"", (*log)->describe());
-  auto node = node::Node::open(config_.node, std::move(log).value(), clock_, executor_->executor());
-  if (!node) return node.status();
-  node_ = std::move(node).value();
+  if (config_.cluster.enabled()) {
+    cluster::ClusterOptions co = config_.cluster;
+    if (co.data_dir.empty()) co.data_dir = config_.data_dir;
+    auto member = cluster::ClusterMember::start(co, config_.node, clock_, executor_->executor(),
+                                                [this](const Status&) { begin_shutdown("cluster failure"); });
+    if (!member) return member.status();
+    cluster_ = std::move(member).value();
+    node_ = cluster_->take_node();
+  } else {
+    log::RocksLogOptions log_options;
+    log_options.dir = config_.data_dir;
+    auto log = log::open_rocksdb_log(log_options);
+    if (!log) return log.status();
+    spdlog::info("log opened backend=\"{}\"", (*log)->describe());
+    auto node = node::Node::open(config_.node, std::move(log).value(), clock_, executor_->executor());
+    if (!node) return node.status();
+    node_ = std::move(node).value();
+  }
   node_->set_effect_listener([this](const core::Effect& e) { on_effect(e); });
   const node::NodeStats stats = node_->stats();
   spdlog::info("node recovered revision={} applied_index={} replayed_entries={} sessions={} locks={}",
@@ -161,6 +172,7 @@ Status Server::run() {
   if (!handles_open_) return Status(ErrorCode::kInternal, "run() before a successful start()");
   uv_run(&loop_, UV_RUN_DEFAULT);
   // Every handle is closed; destroy the node (and its log) on this thread.
+  cluster_.reset();  // stops following/campaigning, revokes the election lease
   node_.reset();
   executor_.reset();
   uv_run(&loop_, UV_RUN_DEFAULT);

@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/cluster_member.h"
 #include "core/reply.h"
 #include "node/node.h"
 #include "server/config.h"
@@ -124,6 +125,7 @@ class Server {
   node::SteadyClock clock_;
   std::unique_ptr<LoopExecutor> executor_;
   std::unique_ptr<node::Node> node_;
+  std::unique_ptr<cluster::ClusterMember> cluster_;  // cluster mode; destroyed before node_
 
   std::uint64_t next_conn_id_ = 1;
   std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> connections_;
