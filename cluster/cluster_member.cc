@@ -1,0 +1,317 @@
+// cluster/cluster_member.cc: follow, campaign, promote, step down (see the header).
+#include "cluster/cluster_member.h"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <stop_token>
+#include <thread>
+#include <vector>
+
+#include "etcd/election.h"
+#include "etcd/keepalive.h"
+#include "etcd/watcher.h"
+#include "log/etcd_log.h"
+
+namespace leasehold::cluster {
+namespace {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+struct LoopState {
+  bool alive = true;  // loop thread only
+};
+
+}  // namespace
+
+class ClusterMember::Impl {
+ public:
+  Impl(ClusterOptions options, node::Executor post, FatalHandler on_fatal)
+      : options_(std::move(options)), post_(std::move(post)), on_fatal_(std::move(on_fatal)) {}
+
+  ~Impl() {
+    stop_all_.request_stop();
+    cv_.notify_all();
+    if (campaign_thread_.joinable()) campaign_thread_.join();
+    leader_watch_.reset();
+    log_watch_.reset();
+    loop_->alive = false;
+    if (log_ != nullptr) log_->set_term(std::nullopt);
+  }
+
+  Status open(node::NodeOptions node_options, node::Clock& clock) {
+    etcd::ClientOptions co;
+    co.endpoints = options_.etcd_endpoints;
+    co.call_timeout = options_.etcd_timeout;
+    auto client = etcd::Client::create(co);
+    if (!client) return client.status();
+    client_ = std::shared_ptr<etcd::Client>(std::move(client).value());
+    log::EtcdLogOptions lo;
+    lo.client = client_;
+    lo.prefix = options_.prefix();
+    lo.local_dir = options_.data_dir;
+    lo.append_timeout = options_.append_timeout;
+    auto log = log::EtcdLog::open(lo);
+    if (!log) return log.status();
+    log_ = log->get();
+    node_options.cluster_mode = true;
+    node_options.max_batch_bytes = std::min(node_options.max_batch_bytes, log::kEtcdMaxBatchBytes);
+    auto node = node::Node::open(node_options, std::move(log).value(), clock, post_);
+    if (!node) return node.status();
+    owned_node_ = std::move(node).value();
+    node_ = owned_node_.get();
+    applied_.store(node_->stats().applied_index);
+    node_->set_primary_address("", "no primary elected yet");
+    node_->set_step_down_listener([this](const Status& why) { on_node_stepped_down(why); });
+    spdlog::info("cluster node recovered prefix={} applied_index={} revision={}", options_.prefix(),
+                 node_->stats().applied_index, log_->read_revision());
+
+    etcd::WatchOptions wo;
+    wo.key = log::EtcdLog::log_prefix(options_.prefix());
+    wo.range_end = etcd::prefix_end(wo.key);
+    wo.start_revision = log_->read_revision() + 1;
+    auto watch = etcd::Watcher::start(
+        *client_, wo, [this](const std::vector<etcd::WatchEvent>& events) { on_log_events(events); },
+        [this](const etcd::WatchFailure& failure) {
+          fatal_later(Status(failure.status.code(), "log watch failed: " + failure.status.message() +
+                                                         " (restart the node to reload from the snapshot)"));
+        });
+    if (!watch) return watch.status();
+    log_watch_ = std::move(watch).value();
+
+    etcd::WatchOptions lw;
+    lw.key = election_prefix() + "/";
+    lw.range_end = etcd::prefix_end(lw.key);
+    auto leader_watch = etcd::Watcher::start(*client_, lw, [this](const std::vector<etcd::WatchEvent>&) {
+      refresh_leader();
+    });
+    if (!leader_watch) return leader_watch.status();
+    leader_watch_ = std::move(leader_watch).value();
+    refresh_leader();
+    campaign_thread_ = std::thread([this] { campaign_loop(); });
+    return Status::ok();
+  }
+
+  std::unique_ptr<node::Node> take_node() { return std::move(owned_node_); }
+
+ private:
+  std::string election_prefix() const { return options_.prefix() + "/election"; }
+
+  void on_loop(std::function<void(Impl&)> task) {
+    post_([loop = loop_, this, task = std::move(task)] {
+      if (loop->alive) task(*this);
+    });
+  }
+
+  void fatal_later(Status why) {
+    on_loop([why = std::move(why)](Impl& self) {
+      spdlog::critical("cluster member failed error=\"{}\"", why.to_string());
+      if (self.on_fatal_) self.on_fatal_(why);
+    });
+  }
+
+  // Watch thread: entries of the log, in revision order.
+  void on_log_events(const std::vector<etcd::WatchEvent>& events) {
+    std::vector<std::pair<log::LogIndex, std::string>> entries;
+    for (const etcd::WatchEvent& e : events) {
+      if (e.type != etcd::WatchEvent::Type::kPut) continue;  // deletions: log prefix after a snapshot
+      auto index = log::EtcdLog::parse_log_key(options_.prefix(), e.kv.key);
+      if (index) entries.emplace_back(*index, e.kv.value);
+    }
+    if (entries.empty()) return;
+    on_loop([entries = std::move(entries)](Impl& self) {
+      for (const auto& [index, value] : entries) {
+        if (self.node_->role() == node::Role::kStandby) {
+          auto batch = log::EtcdLog::entry_batch(value);
+          Status st = batch ? self.node_->follow(index, *batch) : batch.status();
+          if (!st) return self.fatal_later(st);
+        }
+        self.log_->observe(index);
+      }
+      self.applied_.store(self.node_->stats().applied_index);
+      self.cv_.notify_all();
+    });
+  }
+
+  // Any thread: who leads now; standbys redirect there.
+  void refresh_leader() {
+    etcd::Election election(*client_, election_prefix());
+    auto leader = election.leader();
+    std::string own;
+    {
+      std::lock_guard lock(mu_);
+      own = own_key_;
+    }
+    on_loop([leader = std::move(leader), own](Impl& self) {
+      if (self.node_->role() == node::Role::kPrimary) return;
+      if (!leader) return self.node_->set_primary_address("", leader.status().message());
+      if (!leader->has_value()) return self.node_->set_primary_address("", "no primary elected");
+      if ((*leader)->key == own) {
+        return self.node_->set_primary_address("", "this node was elected and is catching up");
+      }
+      self.node_->set_primary_address((*leader)->value, "");
+    });
+  }
+
+  // Loop thread: an append failed (deposed / outcome unknown).
+  void on_node_stepped_down(const Status& why) {
+    log_->set_term(std::nullopt);
+    spdlog::warn("stepped down error=\"{}\"", why.to_string());
+    node_->set_primary_address("", why.code() == ErrorCode::kUnavailable ? why.message() : "stepped down");
+    {
+      std::lock_guard lock(mu_);
+      stepped_down_ = true;
+      step_down_why_ = why;
+    }
+    cv_.notify_all();
+  }
+
+  bool sleep_for(std::chrono::milliseconds d, const std::stop_token& stop) {
+    std::unique_lock lock(mu_);
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (!stop.stop_requested() && std::chrono::steady_clock::now() < until) {
+      cv_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    return !stop.stop_requested();
+  }
+
+  void campaign_loop() {
+    const std::stop_token all = stop_all_.get_token();
+    while (!all.stop_requested()) {
+      auto grant = client_->lease_grant(options_.lease_ttl_s);
+      if (!grant) {
+        on_loop([why = grant.status()](Impl& self) {
+          if (self.node_->role() == node::Role::kStandby) self.node_->set_primary_address("", why.message());
+        });
+        sleep_for(std::chrono::milliseconds(200), all);
+        continue;
+      }
+      campaign_with_lease(*grant, all);
+      (void)client_->lease_revoke(grant->id);  // best effort: the key goes now, not after the TTL
+      {
+        std::lock_guard lock(mu_);
+        own_key_.clear();
+      }
+      if (!all.stop_requested()) sleep_for(std::chrono::milliseconds(100), all);
+    }
+  }
+
+  void campaign_with_lease(const etcd::LeaseGrant& grant, const std::stop_token& all) {
+    std::stop_source lease_stop;
+    std::stop_callback link(all, [&] { lease_stop.request_stop(); });
+    Status lost_why;
+    auto keepalive = etcd::LeaseKeepAlive::start(*client_, grant.id, grant.ttl_seconds, [&](const Status& why) {
+      {
+        std::lock_guard lock(mu_);
+        lost_why = why;
+      }
+      lease_stop.request_stop();
+      cv_.notify_all();
+    });
+    if (!keepalive) return;
+    etcd::Election election(*client_, election_prefix());
+    auto won = election.campaign(grant.id, options_.advertise,
+                                 std::chrono::steady_clock::now() + std::chrono::hours(24 * 365),
+                                 lease_stop.get_token());
+    if (!won) return;
+    const SteadyTime elected_at = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lock(mu_);
+      own_key_ = won->key;
+      stepped_down_ = false;
+    }
+    // Catch up: everything etcd holds now must be applied before we serve.
+    log::LogIndex target = 0;
+    for (;;) {
+      if (lease_stop.stop_requested()) return;
+      auto highest = log::EtcdLog::highest_index(*client_, options_.prefix());
+      if (highest) {
+        target = highest->first;
+        break;
+      }
+      sleep_for(std::chrono::milliseconds(50), lease_stop.get_token());
+    }
+    {
+      std::unique_lock lock(mu_);
+      while (!lease_stop.stop_requested() && applied_.load() < target) {
+        cv_.wait_for(lock, std::chrono::milliseconds(20));
+      }
+    }
+    if (lease_stop.stop_requested()) return;
+    const auto catch_up_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - elected_at);
+    on_loop([key = *won, target, catch_up_ms](Impl& self) {
+      if (self.node_->role() == node::Role::kPrimary) return;
+      self.log_->set_term(key);
+      self.node_->promote();
+      self.node_->set_primary_address("", "");
+      spdlog::info("promoted to primary key={} term={} caught_up_to={} catch_up_ms={}", key.key,
+                   key.create_revision, target, catch_up_ms.count());
+    });
+    {
+      std::unique_lock lock(mu_);
+      while (!lease_stop.stop_requested() && !stepped_down_) cv_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    Status why;
+    {
+      std::lock_guard lock(mu_);
+      why = stepped_down_ ? step_down_why_
+                          : (lost_why.is_ok() ? Status(ErrorCode::kUnavailable, "shutting down") : lost_why);
+    }
+    spdlog::warn("leaving primary role error=\"{}\"", why.to_string());
+    on_loop([why](Impl& self) {
+      self.log_->set_term(std::nullopt);
+      self.node_->step_down(why);
+      if (self.node_->role() == node::Role::kStandby) {
+        self.node_->set_primary_address(
+            "", why.code() == ErrorCode::kUnavailable ? why.message() : "stepped down: " + why.message());
+      }
+    });
+    (void)election.resign();
+  }
+
+  ClusterOptions options_;
+  node::Executor post_;
+  FatalHandler on_fatal_;
+  std::shared_ptr<LoopState> loop_ = std::make_shared<LoopState>();
+  std::shared_ptr<etcd::Client> client_;
+  log::EtcdLog* log_ = nullptr;            // owned by the node
+  std::unique_ptr<node::Node> owned_node_;  // until take_node()
+  node::Node* node_ = nullptr;
+  std::atomic<log::LogIndex> applied_{0};
+  std::unique_ptr<etcd::Watcher> log_watch_;
+  std::unique_ptr<etcd::Watcher> leader_watch_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string own_key_;       // guarded by mu_
+  bool stepped_down_ = false; // guarded by mu_
+  Status step_down_why_;      // guarded by mu_
+  std::stop_source stop_all_;
+  std::thread campaign_thread_;
+};
+
+Result<std::unique_ptr<ClusterMember>> ClusterMember::start(const ClusterOptions& options,
+                                                            node::NodeOptions node_options, node::Clock& clock,
+                                                            node::Executor post, FatalHandler on_fatal) {
+  if (!options.enabled()) return Status(ErrorCode::kInvalidArgument, "cluster mode needs --etcd endpoints");
+  if (options.cluster_name.empty() || options.cluster_name.find('/') != std::string::npos) {
+    return Status(ErrorCode::kInvalidArgument, "cluster name must be non-empty without '/'");
+  }
+  if (options.advertise.empty()) return Status(ErrorCode::kInvalidArgument, "cluster mode needs --advertise host:port");
+  if (options.lease_ttl_s < 1 || options.lease_ttl_s > 600) {
+    return Status(ErrorCode::kInvalidArgument, "etcd lease TTL must be 1..600 s");
+  }
+  if (!post) return Status(ErrorCode::kInvalidArgument, "cluster member needs an executor");
+  auto impl = std::make_unique<Impl>(options, std::move(post), std::move(on_fatal));
+  if (Status st = impl->open(std::move(node_options), clock); !st) return st;
+  return std::unique_ptr<ClusterMember>(new ClusterMember(std::move(impl)));
+}
+
+ClusterMember::ClusterMember(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ClusterMember::~ClusterMember() = default;
+std::unique_ptr<node::Node> ClusterMember::take_node() { return impl_->take_node(); }
+
+}  // namespace leasehold::cluster

@@ -1,0 +1,78 @@
+// cluster/cluster_member.h: one leasehold node of a replicated cluster on
+// etcd (HA mode, DESIGN.md 3a, docs/cluster.md).
+//
+// A ClusterMember opens a Node in cluster mode over the etcd log
+// (log/etcd_log.h) and drives its role:
+//  - FOLLOW: a watch on the log prefix feeds every entry, in revision order,
+//    to Node::follow() (standby). The primary applies its own appends.
+//  - CAMPAIGN: a background thread holds an etcd lease (TTL = lease_ttl,
+//    kept alive by etcd::LeaseKeepAlive) and campaigns with the election
+//    recipe (etcd/election.h) under "<prefix>/election", value = advertise.
+//  - PROMOTE: once elected it reads the highest log index in etcd (a
+//    linearizable read), waits until the node applied it, then sets the
+//    log's fencing term and calls Node::promote() (timers restart with the
+//    full TTL from now: the failover bound in docs/cluster.md).
+//  - STEP DOWN: when the lease is lost (expired, or etcd unreachable past
+//    its safe deadline) or an append fails (kConflict: deposed; kUnavailable:
+//    outcome unknown), the node becomes a standby, the lease is revoked (best
+//    effort) and the member campaigns again with a new lease. While no
+//    primary is known, writes get kUnavailable naming the reason (e.g.
+//    "etcd unavailable: ..."); when one is, -REDIRECT <its advertise>.
+//
+// Threading: start(), take_node() and the destructor run on the loop thread.
+// Background threads (campaign, watches, keepalive) only post tasks through
+// the Executor; a task that runs after the member was destroyed does nothing.
+// Destroy the member BEFORE the node (it stops its threads, then revokes the
+// lease so a standby takes over at once).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "leasehold/status.h"
+#include "node/clock.h"
+#include "node/node.h"
+
+namespace leasehold::cluster {
+
+struct ClusterOptions {
+  std::string etcd_endpoints;     // comma-separated URLs; empty = embedded mode
+  std::string cluster_name = "leasehold";
+  std::string advertise;          // host:port clients use to reach this node
+  std::string data_dir;           // local snapshots
+  std::int64_t lease_ttl_s = 5;   // the etcd lease behind the election key
+  std::chrono::milliseconds etcd_timeout{2000};    // every etcd call
+  std::chrono::milliseconds append_timeout{3000};  // retries of one append
+  bool enabled() const { return !etcd_endpoints.empty(); }
+  std::string prefix() const { return "/leasehold/" + cluster_name; }
+};
+
+class ClusterMember {
+ public:
+  // Called on the loop thread when the member cannot continue (e.g. the log
+  // watch hit a compaction, a log gap); the process should restart.
+  using FatalHandler = std::function<void(const Status& why)>;
+
+  // Recovers the node from the local / etcd snapshot and the etcd log, starts
+  // following and campaigning. Errors: kInvalidArgument (options), kUnavailable
+  // (etcd unreachable during recovery), the node's open errors.
+  static Result<std::unique_ptr<ClusterMember>> start(const ClusterOptions& options,
+                                                      node::NodeOptions node_options, node::Clock& clock,
+                                                      node::Executor post, FatalHandler on_fatal);
+  ~ClusterMember();
+  ClusterMember(const ClusterMember&) = delete;
+  ClusterMember& operator=(const ClusterMember&) = delete;
+
+  // The node (once; the caller owns it and must destroy it after the member).
+  std::unique_ptr<node::Node> take_node();
+
+ private:
+  class Impl;
+  explicit ClusterMember(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace leasehold::cluster

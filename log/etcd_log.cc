@@ -1,0 +1,234 @@
+// log/etcd_log.cc: the etcd log backend (see etcd_log.h).
+#include "log/etcd_log.h"
+
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "log/etcd_log_state.h"
+#include "log/log_format.h"
+#include "log/snapshot_file.h"
+
+namespace leasehold::log {
+namespace {
+
+constexpr std::string_view kEntryMagic = "LHE1";
+constexpr std::size_t kEntryHeader = 4 + 8;
+constexpr std::int64_t kReadPage = 64;
+
+std::string digits20(std::uint64_t n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%020llu", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+}  // namespace
+
+
+
+EtcdLog::EtcdLog(EtcdLogOptions options)
+    : options_(std::move(options)), state_(std::make_unique<State>()), worker_(std::make_unique<Worker>()) {}
+
+EtcdLog::~EtcdLog() { worker_.reset(); }
+
+Result<std::unique_ptr<EtcdLog>> EtcdLog::open(EtcdLogOptions options) {
+  if (!options.client) return Status(ErrorCode::kInvalidArgument, "etcd log needs a client");
+  if (options.prefix.empty() || options.prefix.back() == '/') {
+    return Status(ErrorCode::kInvalidArgument, "etcd log prefix must be non-empty without a trailing '/'");
+  }
+  if (options.local_dir.empty()) return Status(ErrorCode::kInvalidArgument, "etcd log needs a local dir");
+  if (options.snapshot_chunk_bytes == 0 || options.snapshot_chunk_bytes > etcd::kMaxValueBytes) {
+    return Status(ErrorCode::kInvalidArgument, "snapshot chunk size must be in 1..1 MiB");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.local_dir, ec);
+  if (ec) return Status(ErrorCode::kIoError, "cannot create " + options.local_dir + ": " + ec.message());
+  return std::unique_ptr<EtcdLog>(new EtcdLog(std::move(options)));
+}
+
+std::string EtcdLog::log_prefix(std::string_view prefix) { return std::string(prefix) + "/log/"; }
+std::string EtcdLog::log_key(std::string_view prefix, LogIndex index) {
+  return log_prefix(prefix) + digits20(index);
+}
+std::optional<LogIndex> EtcdLog::parse_log_key(std::string_view prefix, std::string_view key) {
+  const std::string p = log_prefix(prefix);
+  if (key.size() != p.size() + 20 || key.substr(0, p.size()) != p) return std::nullopt;
+  LogIndex n = 0;
+  for (char c : key.substr(p.size())) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<LogIndex>(c - '0');
+  }
+  return n;
+}
+Result<std::string_view> EtcdLog::entry_batch(std::string_view value) {
+  if (value.size() < kEntryHeader || value.substr(0, 4) != kEntryMagic) {
+    return Status(ErrorCode::kCorruption, "log entry has a bad header");
+  }
+  return value.substr(kEntryHeader);
+}
+
+Result<std::pair<LogIndex, std::int64_t>> EtcdLog::highest_index(etcd::Client& client, std::string_view prefix) {
+  const std::string p = log_prefix(prefix);
+  etcd::RangeOptions ro;
+  ro.limit = 1;
+  ro.keys_only = true;
+  ro.sort_order = etcd::SortOrder::kDescend;
+  ro.sort_target = etcd::SortTarget::kKey;
+  auto r = client.range(p, etcd::prefix_end(p), ro);
+  if (!r) return r.status();
+  LogIndex highest = 0;
+  if (!r->kvs.empty()) highest = parse_log_key(prefix, r->kvs.front().key).value_or(0);
+  etcd::RangeOptions at;
+  at.revision = r->revision;
+  auto meta = client.range(std::string(prefix) + "/snap/meta", {}, at);
+  if (!meta) return meta.status();
+  if (!meta->kvs.empty() && meta->kvs.front().value.size() >= 12) {
+    highest = std::max(highest, get_u64_le(std::string_view(meta->kvs.front().value).substr(4)));
+  }
+  return std::make_pair(highest, r->revision);
+}
+
+void EtcdLog::set_term(std::optional<etcd::QueueKey> term) {
+  std::lock_guard lock(state_->mu);
+  state_->term = std::move(term);
+}
+std::optional<etcd::QueueKey> EtcdLog::term() const {
+  std::lock_guard lock(state_->mu);
+  return state_->term;
+}
+void EtcdLog::observe(LogIndex index) {
+  std::lock_guard lock(state_->mu);
+  state_->position.last = std::max(state_->position.last, index);
+  if (state_->position.first == 0) state_->position.first = index;
+}
+std::int64_t EtcdLog::read_revision() const {
+  std::lock_guard lock(state_->mu);
+  return state_->read_revision;
+}
+Position EtcdLog::position() const {
+  std::lock_guard lock(state_->mu);
+  return state_->position;
+}
+std::string EtcdLog::describe() const { return "etcd " + options_.prefix; }
+
+void EtcdLog::append(std::string batch, AppendDone done) {
+  if (state_->append_in_flight) {
+    worker_->post([done = std::move(done)] {
+      if (done) done(Status(ErrorCode::kInternal, "a second append while one is in flight"));
+    });
+    return;
+  }
+  if (batch.size() > kEtcdMaxBatchBytes) {
+    const std::size_t size = batch.size();
+    worker_->post([done = std::move(done), size] {
+      if (done) {
+        done(Status(ErrorCode::kLimitExceeded, "batch of " + std::to_string(size) +
+                                                   " bytes exceeds the etcd entry limit " +
+                                                   std::to_string(kEtcdMaxBatchBytes)));
+      }
+    });
+    return;
+  }
+  state_->append_in_flight = true;
+  worker_->post([this, batch = std::move(batch), done = std::move(done)] {
+    const LogIndex index = position().last + 1;
+    Result<LogIndex> r = do_append(index, batch);
+    state_->append_in_flight = false;
+    if (done) done(std::move(r));
+  });
+}
+
+Result<LogIndex> EtcdLog::do_append(LogIndex index, const std::string& batch) {
+  const std::optional<etcd::QueueKey> mine = term();
+  if (!mine) return Status(ErrorCode::kConflict, "not the primary: this node holds no election key");
+  std::string value(kEntryMagic);
+  put_u64_le(value, static_cast<std::uint64_t>(mine->create_revision));
+  value += batch;
+  const std::string key = log_key(options_.prefix, index);
+  const auto deadline = std::chrono::steady_clock::now() + options_.append_timeout;
+  Status last_error;
+  for (int attempt = 0;; ++attempt) {
+    auto r = options_.client->txn(
+        {etcd::still_owned(*mine), etcd::Compare::create_revision(key, etcd::Compare::Op::kEqual, 0)},
+        {etcd::TxnOp::put(key, value)}, {etcd::TxnOp::get(key)});
+    if (r) {
+      if (!r->succeeded) {
+        const auto* got = r->responses.empty() ? nullptr : std::get_if<etcd::RangeResult>(&r->responses[0]);
+        if (got != nullptr && !got->kvs.empty()) {
+          if (got->kvs.front().value == value) {
+            std::lock_guard lock(state_->mu);
+            state_->position.last = std::max(state_->position.last, index);
+            if (state_->position.first == 0) state_->position.first = index;
+            return index;  // an earlier attempt of this very append landed
+          }
+          return Status(ErrorCode::kConflict, "deposed: log entry " + std::to_string(index) +
+                                                  " was written by another primary");
+        }
+        return Status(ErrorCode::kConflict, "deposed: election key " + mine->key +
+                                                " is gone (lease expired or revoked); append rejected");
+      }
+      std::lock_guard lock(state_->mu);
+      state_->position.last = std::max(state_->position.last, index);
+      if (state_->position.first == 0) state_->position.first = index;
+      return index;
+    }
+    last_error = r.status();
+    if (last_error.code() != ErrorCode::kUnavailable || std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (last_error.code() == ErrorCode::kUnavailable) {
+    std::string msg = last_error.message();
+    if (msg.find("outcome unknown") == std::string::npos) msg += " (outcome unknown)";
+    return Status(ErrorCode::kUnavailable, msg);
+  }
+  return last_error;
+}
+
+Status EtcdLog::read(LogIndex from, const Visitor& visit) {
+  const std::string p = log_prefix(options_.prefix);
+  const std::string end = etcd::prefix_end(p);
+  std::string start = log_key(options_.prefix, from);
+  std::int64_t revision = 0;
+  LogIndex expect = from;
+  LogIndex last = from == 0 ? 0 : from - 1;
+  for (;;) {
+    etcd::RangeOptions ro;
+    ro.limit = kReadPage;
+    ro.revision = revision;
+    auto r = options_.client->range(start, end, ro);
+    if (!r) return r.status();
+    if (revision == 0) revision = r->revision;
+    for (const etcd::KeyValue& kv : r->kvs) {
+      auto index = parse_log_key(options_.prefix, kv.key);
+      if (!index) return Status(ErrorCode::kCorruption, "unexpected key " + kv.key + " in the etcd log");
+      if (*index != expect) {
+        if (expect == from && *index > from) {
+          return Status(ErrorCode::kNotFound, "etcd log entries before " + std::to_string(*index) +
+                                                  " were deleted (wanted " + std::to_string(from) + ")");
+        }
+        return Status(ErrorCode::kCorruption, "etcd log gap: expected entry " + std::to_string(expect) +
+                                                  ", found " + std::to_string(*index));
+      }
+      auto batch = entry_batch(kv.value);
+      if (!batch) return Status(ErrorCode::kCorruption, "etcd log entry " + kv.key + ": " + batch.status().message());
+      if (Status st = visit(*index, *batch); !st) return st;
+      last = *index;
+      ++expect;
+    }
+    if (!r->more || r->kvs.empty()) break;
+    start = r->kvs.back().key + '\0';
+  }
+  std::lock_guard lock(state_->mu);
+  state_->read_revision = revision;
+  state_->position.last = std::max(state_->position.last, last);
+  if (state_->position.first == 0 && last >= from && from > 0) state_->position.first = from;
+  return Status::ok();
+}
+
+}  // namespace leasehold::log

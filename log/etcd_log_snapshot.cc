@@ -1,0 +1,177 @@
+// log/etcd_log_snapshot.cc: EtcdLog snapshots: local file, chunked copy in
+// etcd, log prefix deletion and compaction (see etcd_log.h, SNAPSHOTS).
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "log/etcd_log.h"
+#include "log/etcd_log_state.h"
+#include "log/log_format.h"
+#include "log/snapshot_file.h"
+
+namespace leasehold::log {
+namespace {
+
+constexpr std::string_view kSnapMagic = "LHS1";
+constexpr std::size_t kSnapMetaBytes = 4 + 8 + 4 + 8 + 4;
+constexpr std::uint32_t kMaxChunks = 1u << 20;
+
+std::string digits20(std::uint64_t n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%020llu", static_cast<unsigned long long>(n));
+  return buf;
+}
+std::string meta_key(std::string_view prefix) { return std::string(prefix) + "/snap/meta"; }
+std::string chunks_prefix(std::string_view prefix, LogIndex index) {
+  return std::string(prefix) + "/snap/" + digits20(index) + "/";
+}
+std::string chunk_key(std::string_view prefix, LogIndex index, std::uint32_t n) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%06u", n);
+  return chunks_prefix(prefix, index) + buf;
+}
+
+}  // namespace
+
+
+Status EtcdLog::do_save_snapshot(LogIndex index, const std::string& bytes) {
+  if (Status st = write_snapshot_file(options_.local_dir, index, bytes); !st) return st;
+  if (auto files = list_snapshot_files(options_.local_dir, true)) {
+    for (const SnapshotFileName& f : *files) {
+      if (f.index < index) std::remove(f.path.c_str());
+    }
+  }
+  const std::optional<etcd::QueueKey> mine = term();
+  if (mine) {
+    if (Status st = store_snapshot_in_etcd(index, bytes, *mine); !st) return st;
+  }
+  return Status::ok();
+}
+
+Status EtcdLog::store_snapshot_in_etcd(LogIndex index, const std::string& bytes, const etcd::QueueKey& mine) {
+  etcd::Client& client = *options_.client;
+  const std::size_t chunk = options_.snapshot_chunk_bytes;
+  const std::size_t count = (bytes.size() + chunk - 1) / chunk;
+  if (count > kMaxChunks) return Status(ErrorCode::kLimitExceeded, "snapshot too large for etcd");
+  for (std::size_t n = 0; n < count; ++n) {
+    auto put = client.put(chunk_key(options_.prefix, index, static_cast<std::uint32_t>(n)),
+                          std::string_view(bytes).substr(n * chunk, chunk));
+    if (!put) return put.status();
+  }
+  std::string meta(kSnapMagic);
+  put_u64_le(meta, index);
+  put_u32_le(meta, static_cast<std::uint32_t>(count));
+  put_u64_le(meta, bytes.size());
+  put_u32_le(meta, crc32_update(0, bytes));
+  auto txn = client.txn({etcd::still_owned(mine)}, {etcd::TxnOp::put(meta_key(options_.prefix), meta)});
+  if (!txn) return txn.status();
+  if (!txn->succeeded) {
+    return Status(ErrorCode::kConflict, "deposed: snapshot at " + std::to_string(index) + " not published");
+  }
+  // Older chunk sets, then the log prefix the snapshot covers.
+  const std::string snap_root = std::string(options_.prefix) + "/snap/0";
+  if (auto d = client.delete_range(snap_root, chunks_prefix(options_.prefix, index)); !d) return d.status();
+  if (auto d = client.delete_range(log_key(options_.prefix, 0), log_key(options_.prefix, index + 1)); !d) {
+    return d.status();
+  }
+  std::int64_t compact_at = 0;
+  {
+    std::lock_guard lock(state_->mu);
+    compact_at = state_->last_meta_revision;
+    state_->last_meta_revision = txn->revision;
+    state_->position.first = index + 1;
+  }
+  if (compact_at > 0) {
+    auto c = client.compact(compact_at);
+    if (!c && c.status().message().find("compacted") == std::string::npos) {
+      spdlog::warn("etcd compaction at revision {} failed error=\"{}\"", compact_at, c.status().to_string());
+    }
+  }
+  spdlog::info("snapshot stored in etcd index={} bytes={} chunks={} compacted_at={}", index, bytes.size(), count,
+               compact_at);
+  return Status::ok();
+}
+
+void EtcdLog::save_snapshot(LogIndex index, std::string bytes, StatusDone done) {
+  const Position pos = position();
+  if (index > pos.last || index <= pos.snapshot) {
+    worker_->post([done = std::move(done), index] {
+      if (done) done(Status(ErrorCode::kInvalidArgument, "bad snapshot index " + std::to_string(index)));
+    });
+    return;
+  }
+  worker_->post([this, index, bytes = std::move(bytes), done = std::move(done)] {
+    Status st = do_save_snapshot(index, bytes);
+    if (st) {
+      std::lock_guard lock(state_->mu);
+      state_->position.snapshot = std::max(state_->position.snapshot, index);
+    }
+    if (done) done(st);
+  });
+}
+
+Result<std::optional<Snapshot>> EtcdLog::load_etcd_snapshot(LogIndex newer_than) {
+  etcd::Client& client = *options_.client;
+  auto meta = client.range(meta_key(options_.prefix));
+  if (!meta) return meta.status();
+  if (meta->kvs.empty()) return std::optional<Snapshot>{};
+  const std::string& v = meta->kvs.front().value;
+  if (v.size() != kSnapMetaBytes || v.substr(0, 4) != kSnapMagic) {
+    return Status(ErrorCode::kCorruption, "etcd snapshot meta " + meta_key(options_.prefix) + " is malformed");
+  }
+  const std::string_view view(v);
+  const LogIndex index = get_u64_le(view.substr(4));
+  const std::uint32_t count = get_u32_le(view.substr(12));
+  const std::uint64_t total = get_u64_le(view.substr(16));
+  const std::uint32_t crc = get_u32_le(view.substr(24));
+  if (index <= newer_than) return std::optional<Snapshot>{};
+  const std::string p = chunks_prefix(options_.prefix, index);
+  Snapshot snap;
+  snap.index = index;
+  std::uint32_t seen = 0;
+  std::string start = p;
+  for (;;) {
+    etcd::RangeOptions ro;
+    ro.revision = meta->revision;
+    ro.limit = 8;
+    auto r = client.range(start, etcd::prefix_end(p), ro);
+    if (!r) return r.status();
+    for (const etcd::KeyValue& kv : r->kvs) {
+      if (kv.key != chunk_key(options_.prefix, index, seen)) {
+        return Status(ErrorCode::kCorruption, "etcd snapshot " + std::to_string(index) + ": chunk " + kv.key +
+                                                  " out of order");
+      }
+      snap.bytes += kv.value;
+      ++seen;
+    }
+    if (!r->more || r->kvs.empty()) break;
+    start = r->kvs.back().key + '\0';
+  }
+  if (seen != count || snap.bytes.size() != total || crc32_update(0, snap.bytes) != crc) {
+    return Status(ErrorCode::kCorruption, "etcd snapshot " + std::to_string(index) +
+                                              " failed its check (chunks, length or crc32)");
+  }
+  return std::optional<Snapshot>(std::move(snap));
+}
+
+Result<std::optional<Snapshot>> EtcdLog::load_snapshot() {
+  std::optional<Snapshot> best;
+  auto files = list_snapshot_files(options_.local_dir, true);
+  if (!files) return files.status();
+  if (!files->empty()) {
+    auto local = read_snapshot_file(files->back().path, files->back().index);
+    if (!local) return local.status();
+    best = std::move(local).value();
+  }
+  auto remote = load_etcd_snapshot(best ? best->index : 0);
+  if (!remote) return remote.status();
+  if (remote->has_value()) best = std::move(*remote);
+  if (best) {
+    std::lock_guard lock(state_->mu);
+    state_->position.snapshot = best->index;
+    state_->position.last = std::max(state_->position.last, best->index);
+  }
+  return best;
+}
+
+}  // namespace leasehold::log
