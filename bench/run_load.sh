@@ -5,6 +5,8 @@
 #   - redis-server "redis-always":  appendonly yes, appendfsync always
 #   - redis-server "redis-default": Redis's built-in defaults (no AOF)
 #   - leasehold server (embedded mode; fsync per group-commit batch)
+#   - ZooKeeper standalone (Debian `zookeeper`), when the driver was built
+#     with libzookeeper-mt-dev: W1 and W2 with the ZooKeeper lock recipe
 # runs build/bench/leasehold_loadbench against all three (W1, W2, W3 at
 # C = 1, 8, 32), prints the table, and stops everything it started.
 #
@@ -13,7 +15,8 @@
 # Environment:
 #   BUILD=<dir>               build directory (default: ./build)
 #   LEASEHOLD_SERVER_ARGS=..  extra flags for `leasehold server`
-#   SKIP_LEASEHOLD=1          run against Redis only
+#   SKIP_LEASEHOLD=1          no leasehold column
+#   SKIP_ZOOKEEPER=1          no ZooKeeper column
 #   KEEP_WORKDIR=1            keep the temp dir (server logs) after the run
 set -euo pipefail
 
@@ -52,16 +55,22 @@ stop_all() {
 trap stop_all EXIT
 trap 'exit 130' INT TERM
 
-# wait_ping PORT PID: true once the server on PORT answers PING (10 s bound).
-wait_ping() {
+# wait_ready PORT PID: true once the server on PORT is ready (20 s bound):
+# answers PING (RESP servers) or accepts TCP connections (ZooKeeper).
+wait_ready() {
   local port=$1 pid=$2 i
-  for ((i = 0; i < 100; i++)); do
+  for ((i = 0; i < 200; i++)); do
     kill -0 "$pid" 2>/dev/null || return 1
-    if [[ $(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null) == PONG ]]; then return 0; fi
+    if [[ $probe == tcp ]]; then
+      if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    elif [[ $(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null) == PONG ]]; then
+      return 0
+    fi
     sleep 0.1
   done
   return 1
 }
+probe=ping
 
 # start NAME CMD...: runs CMD (with @PORT@ replaced by a free port) in the
 # background, retrying with another port when it does not come up (a port can
@@ -74,9 +83,15 @@ start() {
     port=$("$driver" --free-port)
     local argv=()
     for arg in "$@"; do argv+=("${arg//@PORT@/$port}"); done
+    if [[ $name == zookeeper ]]; then
+      # ZooKeeper reads its port from a config file.
+      printf '%s\n' "tickTime=2000" "dataDir=$workdir/zookeeper/data" "clientPort=$port" \
+        "clientPortAddress=127.0.0.1" "admin.enableServer=false" "maxClientCnxns=0" \
+        >"$workdir/zookeeper/zoo.cfg"
+    fi
     "${argv[@]}" >"$workdir/$name.log" 2>&1 &
     pid=$!
-    if wait_ping "$port" "$pid"; then
+    if wait_ready "$port" "$pid"; then
       pids+=("$pid")
       echo "run_load.sh: $name on 127.0.0.1:$port (pid $pid)" >&2
       return 0
@@ -105,6 +120,22 @@ if [[ ${SKIP_LEASEHOLD:-0} != 1 ]]; then
   start leasehold "$leasehold" server --listen 127.0.0.1:@PORT@ \
     --data-dir "$workdir/leasehold/data" ${LEASEHOLD_SERVER_ARGS:-} || die "leasehold server failed"
   targets=(--leasehold "127.0.0.1:$port" "${targets[@]}")
+fi
+
+zk_jar=/usr/share/java/zookeeper.jar
+if [[ ${SKIP_ZOOKEEPER:-0} != 1 ]]; then
+  if ! "$driver" --has-zookeeper; then
+    echo "run_load.sh: driver built without libzookeeper-mt-dev: no ZooKeeper column" >&2
+  elif [[ ! -r $zk_jar ]] || ! command -v java >/dev/null; then
+    echo "run_load.sh: $zk_jar or java missing (Debian zookeeper): no ZooKeeper column" >&2
+  else
+    probe=tcp
+    start zookeeper java -Xmx512m -Dzookeeper.log.dir="$workdir" -cp "$zk_jar" \
+      org.apache.zookeeper.server.quorum.QuorumPeerMain "$workdir/zookeeper/zoo.cfg" \
+      || die "zookeeper failed"
+    probe=ping
+    targets+=(--zookeeper "127.0.0.1:$port")
+  fi
 fi
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //' || echo unknown)

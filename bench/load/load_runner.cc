@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "bench/load/lock_clients.h"
+#include "bench/load/zk_lock_client.h"
 
 namespace leasehold::bench {
 namespace {
@@ -34,11 +35,15 @@ struct SharedRun {
 };
 
 Result<std::unique_ptr<LockClient>> make_client(const CellOptions& o, int index) {
-  auto conn = RespConnection::connect(o.endpoint, o.io_timeout);
-  if (!conn) return conn.status();
   std::string name = o.name_prefix + (o.workload == Workload::kOwnLock
                                           ? ":own:" + std::to_string(index)
                                           : std::string(":one"));
+  if (o.system == System::kZookeeper) {
+    return make_zookeeper_lock_client(o.endpoint, "/" + name, static_cast<int>(o.lease_ms),
+                                      o.io_timeout);
+  }
+  auto conn = RespConnection::connect(o.endpoint, o.io_timeout);
+  if (!conn) return conn.status();
   if (o.system == System::kLeasehold) {
     return std::unique_ptr<LockClient>(std::make_unique<LeaseholdLockClient>(
         std::move(conn.value()), std::move(name), "bench-" + std::to_string(index), o.lease_ms,

@@ -12,6 +12,9 @@
 // Workloads:
 //   kOwnLock  (W1) client i acquires and releases its own lock i.
 //   kOneLock  (W2) all clients contend for one lock.
+// Systems: leasehold (LOCK.ACQUIRE/RELEASE, WAIT 0 for W2), Redis (SET NX PX
+// spin-lock + compare-and-delete), ZooKeeper (the ephemeral-sequential lock
+// recipe; see zk_lock_client.h).
 //
 // Errors: never fails as a whole; a client that hits an error stops and the
 // first error is reported in CellResult::error (its cycles so far count).
@@ -28,7 +31,7 @@
 
 namespace leasehold::bench {
 
-enum class System : std::uint8_t { kLeasehold, kRedis };
+enum class System : std::uint8_t { kLeasehold, kRedis, kZookeeper };
 enum class Workload : std::uint8_t { kOwnLock, kOneLock };
 
 struct CellOptions {

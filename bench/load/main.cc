@@ -16,6 +16,7 @@
 
 #include "bench/load/report.h"
 #include "bench/load/suite.h"
+#include "bench/load/zk_lock_client.h"
 
 namespace {
 
@@ -59,7 +60,7 @@ int free_loopback_port() {
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"leasehold_loadbench: leasehold vs Redis lock workloads, side by side"};
-  std::string leasehold_addr, always_addr, default_addr, csv_path;
+  std::string leasehold_addr, always_addr, default_addr, zookeeper_addr, csv_path;
   std::vector<int> clients = {1, 8, 32};
   std::vector<std::string> workloads = {"W1", "W2", "W3"};
   std::vector<long long> spin_retry_us = {100000, 0};
@@ -68,11 +69,14 @@ int main(int argc, char** argv) {
   std::string redis_benchmark = "redis-benchmark";
   bool quiet = false;
   bool print_free_port = false;
+  bool has_zookeeper = false;
 
   app.add_option("--leasehold", leasehold_addr, "leasehold server host:port");
   app.add_option("--redis-always", always_addr,
                  "redis-server host:port running appendonly yes, appendfsync always");
   app.add_option("--redis-default", default_addr, "redis-server host:port, default config");
+  app.add_option("--zookeeper", zookeeper_addr,
+                 "ZooKeeper host:port (W1, W2 with the lock recipe; not W3)");
   app.add_option("--clients", clients, "client counts (threads = connections)")
       ->delimiter(',')
       ->check(CLI::Range(1, 1024));
@@ -97,12 +101,15 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", quiet, "no progress lines on stderr");
   app.add_flag("--free-port", print_free_port,
                "print a free TCP port on 127.0.0.1 and exit (for run_load.sh)");
+  app.add_flag("--has-zookeeper", has_zookeeper,
+               "exit 0 when built with the ZooKeeper C client, 1 otherwise");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
+  if (has_zookeeper) return leasehold::bench::zookeeper_available() ? 0 : 1;
   if (print_free_port) {
     int port = free_loopback_port();
     if (port == 0) return 1;
@@ -113,12 +120,13 @@ int main(int argc, char** argv) {
   SuiteOptions o;
   if (!add_target(o, "leasehold", System::kLeasehold, leasehold_addr) ||
       !add_target(o, "redis-always", System::kRedis, always_addr) ||
-      !add_target(o, "redis-default", System::kRedis, default_addr)) {
+      !add_target(o, "redis-default", System::kRedis, default_addr) ||
+      !add_target(o, "zookeeper", System::kZookeeper, zookeeper_addr)) {
     return 2;
   }
   if (o.targets.empty()) {
     std::cerr << "leasehold_loadbench: give at least one of --leasehold, --redis-always, "
-                 "--redis-default\n";
+                 "--redis-default, --zookeeper\n";
     return 2;
   }
   o.clients = clients;

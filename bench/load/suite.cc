@@ -40,6 +40,11 @@ void report(const SuiteOptions& o, const Row& row, const std::string& target,
   o.progress(text);
 }
 
+// Systems whose W2 clients wait in a server-side queue (no retry delay).
+bool queues(const Target& t) {
+  return t.system == System::kLeasehold || t.system == System::kZookeeper;
+}
+
 class SuiteRun {
  public:
   explicit SuiteRun(const SuiteOptions& o) : o_(o) {}
@@ -75,7 +80,7 @@ class SuiteRun {
     for (int clients : o_.clients) {
       std::map<std::string, Measurement> queued;  // leasehold: one run per client count
       for (const auto& t : o_.targets) {
-        if (t.system != System::kLeasehold) continue;
+        if (!queues(t)) continue;
         Row probe{"W2", clients, {}};
         Measurement m = to_measurement(run_cell(cell(t, Workload::kOneLock, clients)), true);
         report(o_, probe, t.name, m);
@@ -84,7 +89,7 @@ class SuiteRun {
       for (auto delay : o_.spin_retry_delays) {
         Row row{"W2 r=" + delay_label(delay), clients, queued};
         for (const auto& t : o_.targets) {
-          if (t.system == System::kLeasehold) continue;
+          if (queues(t)) continue;
           CellOptions c = cell(t, Workload::kOneLock, clients);
           c.retry_delay = delay;
           Measurement m = to_measurement(run_cell(c), true);
@@ -100,6 +105,7 @@ class SuiteRun {
     for (int clients : o_.clients) {
       Row row{"W3", clients, {}};
       for (const auto& t : o_.targets) {
+        if (t.system == System::kZookeeper) continue;  // not a Redis protocol server
         RedisBenchmarkOptions b;
         b.binary = o_.redis_benchmark;
         b.endpoint = t.endpoint;

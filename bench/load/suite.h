@@ -5,10 +5,12 @@
 // Rows (one per workload variant and client count):
 //   W1          each client acquires/releases its own lock (cycles/s)
 //   W2 r=<d>    all clients contend for one lock (grants/s); leasehold
-//               queues (WAIT 0, FIFO hand-off), Redis spins on SET NX PX
-//               with retry delay d; the leasehold cell is measured once per
-//               client count and shown in every W2 row of that count
-//   W3          redis-benchmark SET key:<rand> v NX PX (requests/s)
+//               queues (WAIT 0, FIFO hand-off), ZooKeeper runs its lock
+//               recipe (watch the predecessor), Redis spins on SET NX PX
+//               with retry delay d; the leasehold and ZooKeeper cells are
+//               measured once per client count and shown in every W2 row
+//   W3          redis-benchmark SET key:<rand> v NX PX (requests/s; not
+//               for ZooKeeper)
 //
 // Thread-safety: run_suite() blocks; call it from one thread.
 #pragma once
@@ -27,7 +29,7 @@
 namespace leasehold::bench {
 
 struct Target {
-  std::string name;  // column label: "leasehold", "redis-always", "redis-default"
+  std::string name;  // "leasehold", "redis-always", "redis-default", "zookeeper"
   System system = System::kRedis;
   Endpoint endpoint;
 };
