@@ -10,6 +10,7 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libpq-dev libpqxx-dev postgresql-15
   redis-server redis-tools
+  zookeeper libzookeeper-mt-dev
   etcd-server etcd-client
 )
 
