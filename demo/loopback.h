@@ -1,0 +1,41 @@
+// demo/loopback.h: ports on 127.0.0.1 for the demo's private services, and
+// a private scratch directory.
+// Thread-safety: free functions are safe anywhere; ScratchDir has one owner.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "leasehold/status.h"
+
+namespace leasehold::demo {
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0). Another
+// process may take it before we do; callers retry on a bind failure.
+// Errors: kIoError.
+Result<std::uint16_t> pick_free_port();
+// True once a TCP connect to 127.0.0.1:port succeeds; false after `timeout`.
+bool wait_until_accepting(std::uint16_t port, std::chrono::milliseconds timeout);
+
+// A fresh directory "/tmp/<prefix>.XXXXXX", removed with its contents when
+// the object dies.
+class ScratchDir {
+ public:
+  static Result<ScratchDir> create(const std::string& prefix);
+  ScratchDir() = default;
+  ScratchDir(ScratchDir&& other) noexcept;
+  ScratchDir& operator=(ScratchDir&& other) noexcept;
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir();
+
+  const std::string& path() const { return path_; }
+  void remove_now();
+
+ private:
+  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+}  // namespace leasehold::demo
