@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <stop_token>
 #include <thread>
@@ -19,6 +20,8 @@ namespace leasehold::cluster {
 namespace {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
+
+constexpr std::size_t kMaxHeldEntries = 100'000;
 
 struct LoopState {
   bool alive = true;  // loop thread only
@@ -122,17 +125,34 @@ class ClusterMember::Impl {
     }
     if (entries.empty()) return;
     on_loop([entries = std::move(entries)](Impl& self) {
-      for (const auto& [index, value] : entries) {
-        if (self.node_->role() == node::Role::kStandby) {
-          auto batch = log::EtcdLog::entry_batch(value);
-          Status st = batch ? self.node_->follow(index, *batch) : batch.status();
-          if (!st) return self.fatal_later(st);
-        }
+      for (auto& [index, value] : entries) {
         self.log_->observe(index);
+        self.held_.emplace(index, std::move(value));
       }
-      self.applied_.store(self.node_->stats().applied_index);
-      self.cv_.notify_all();
+      self.apply_held();
     });
+  }
+
+  // Loop thread: applies the entries seen on the watch. A primary applies
+  // its own appends itself, so it only keeps what it has not applied yet
+  // (its own append in flight, or entries of a newer primary that deposed
+  // it) and applies those once it is a standby.
+  void apply_held() {
+    const log::LogIndex applied = node_->stats().applied_index;
+    held_.erase(held_.begin(), held_.upper_bound(applied));
+    if (node_->role() == node::Role::kStandby) {
+      while (!held_.empty()) {
+        auto it = held_.begin();
+        auto batch = log::EtcdLog::entry_batch(it->second);
+        Status st = batch ? node_->follow(it->first, *batch) : batch.status();
+        if (!st) return fatal_later(st);
+        held_.erase(it);
+      }
+    } else if (held_.size() > kMaxHeldEntries) {
+      return fatal_later(Status(ErrorCode::kLimitExceeded, "too many log entries not applied by the primary"));
+    }
+    applied_.store(node_->stats().applied_index);
+    cv_.notify_all();
   }
 
   // Any thread: who leads now; standbys redirect there.
@@ -160,6 +180,7 @@ class ClusterMember::Impl {
     log_->set_term(std::nullopt);
     spdlog::warn("stepped down error=\"{}\"", why.to_string());
     node_->set_primary_address("", why.code() == ErrorCode::kUnavailable ? why.message() : "stepped down");
+    apply_held();
     {
       std::lock_guard lock(mu_);
       stepped_down_ = true;
@@ -264,6 +285,7 @@ class ClusterMember::Impl {
     on_loop([why](Impl& self) {
       self.log_->set_term(std::nullopt);
       self.node_->step_down(why);
+      self.apply_held();
       if (self.node_->role() == node::Role::kStandby) {
         self.node_->set_primary_address(
             "", why.code() == ErrorCode::kUnavailable ? why.message() : "stepped down: " + why.message());
@@ -281,6 +303,7 @@ class ClusterMember::Impl {
   std::unique_ptr<node::Node> owned_node_;  // until take_node()
   node::Node* node_ = nullptr;
   std::atomic<log::LogIndex> applied_{0};
+  std::map<log::LogIndex, std::string> held_;  // loop thread: seen on the watch, not applied yet
   std::unique_ptr<etcd::Watcher> log_watch_;
   std::unique_ptr<etcd::Watcher> leader_watch_;
 

@@ -1,0 +1,143 @@
+// tests/cluster/cluster_fixture.h: a real etcd cluster plus N `leasehold
+// server --etcd ...` processes on 127.0.0.1, for the cluster tests.
+// Thread-safety: one owner thread (the test's main thread).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/etcd/etcd_cluster.h"
+#include "tests/support/net.h"
+#include "tests/support/resp_client.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace leasehold::testing {
+
+using namespace std::chrono_literals;
+using SteadyClock = std::chrono::steady_clock;
+
+struct ClusterNodeProcess {
+  std::uint16_t port = 0;
+  std::string data_dir;
+  Subprocess process;
+  bool running() { return process.running(); }
+};
+
+class LeaseholdCluster {
+ public:
+  // Starts etcd (`etcd_members`) and `nodes` leasehold servers. Returns
+  // nullptr (after ADD_FAILURE-style messages on stderr) on failure.
+  static std::unique_ptr<LeaseholdCluster> start(int etcd_members, int nodes, std::vector<std::string> extra = {}) {
+    auto c = std::unique_ptr<LeaseholdCluster>(new LeaseholdCluster());
+    auto etcd = EtcdCluster::start({.members = etcd_members});
+    if (!etcd) {
+      fprintf(stderr, "etcd: %s\n", etcd.status().to_string().c_str());
+      return nullptr;
+    }
+    c->etcd_ = std::move(*etcd);
+    c->extra_ = std::move(extra);
+    for (int i = 0; i < nodes; ++i) {
+      ClusterNodeProcess n;
+      n.port = free_port();
+      n.data_dir = c->dir_.path() + "/node" + std::to_string(i);
+      c->nodes_.push_back(std::move(n));
+      if (!c->spawn(i)) return nullptr;
+    }
+    return c;
+  }
+
+  bool spawn(int i) {
+    ClusterNodeProcess& n = nodes_[static_cast<std::size_t>(i)];
+    std::vector<std::string> argv = {leasehold_binary(), "server", "--listen", loopback(n.port),
+                                     "--data-dir", n.data_dir, "--log-level", "info",
+                                     "--etcd", etcd_->endpoints(), "--cluster", "test",
+                                     "--etcd-lease-ttl", "2", "--etcd-timeout-ms", "1000",
+                                     "--append-timeout-ms", "2000"};
+    argv.insert(argv.end(), extra_.begin(), extra_.end());
+    SpawnOptions opts;
+    opts.stderr_path = n.data_dir + ".stderr." + std::to_string(++spawns_);
+    auto p = Subprocess::spawn(argv, opts);
+    if (!p) {
+      fprintf(stderr, "spawn: %s\n", p.status().to_string().c_str());
+      return false;
+    }
+    n.process = std::move(p).value();
+    if (wait_for_port(n.port, 20s)) return true;
+    fprintf(stderr, "node %d did not listen; see %s\n", i, opts.stderr_path.c_str());
+    return false;
+  }
+
+  EtcdCluster& etcd() { return *etcd_; }
+  ClusterNodeProcess& node(int i) { return nodes_[static_cast<std::size_t>(i)]; }
+  int size() const { return static_cast<int>(nodes_.size()); }
+  std::string endpoints() const {
+    std::string out;
+    for (const auto& n : nodes_) out += (out.empty() ? "" : ",") + loopback(n.port);
+    return out;
+  }
+
+  // ROLE of node i: "primary"/"standby" (empty if unreachable).
+  std::string role(int i) {
+    auto c = RespClient::connect(node(i).port, 500ms);
+    if (!c) return "";
+    auto v = c->call({"ROLE"}, 1s);
+    if (v.is_error() || v.elements.size() != 2) return "";
+    return v.elements[0].str;
+  }
+  // The node that says it is primary, within `timeout`; -1 if none.
+  int wait_primary(std::chrono::milliseconds timeout, int except = -1) {
+    const auto until = SteadyClock::now() + timeout;
+    while (SteadyClock::now() < until) {
+      for (int i = 0; i < size(); ++i) {
+        if (i != except && node(i).running() && role(i) == "primary") return i;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    return -1;
+  }
+  // An INFO field of node i ("" if unreachable).
+  std::string info_field(int i, const std::string& key) {
+    auto c = RespClient::connect(node(i).port, 500ms);
+    if (!c) return "";
+    auto v = c->call({"INFO"}, 1s);
+    const std::string& text = v.str;
+    const auto at = text.find(key + ":");
+    if (at == std::string::npos) return "";
+    const auto end = text.find('\r', at);
+    return text.substr(at + key.size() + 1, end - at - key.size() - 1);
+  }
+  // True once every running node reports the same applied_revision.
+  bool wait_converged(std::chrono::milliseconds timeout) {
+    const auto until = SteadyClock::now() + timeout;
+    while (SteadyClock::now() < until) {
+      std::string first;
+      bool same = true;
+      for (int i = 0; i < size(); ++i) {
+        if (!node(i).running()) continue;
+        const std::string r = info_field(i, "applied_revision");
+        if (r.empty() || (!first.empty() && r != first)) same = false;
+        if (first.empty()) first = r;
+      }
+      if (same && !first.empty()) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+  std::string stderr_of(int i) const { return nodes_[static_cast<std::size_t>(i)].data_dir + ".stderr.*"; }
+
+ private:
+  LeaseholdCluster() = default;
+  TempDir dir_;
+  std::unique_ptr<EtcdCluster> etcd_;
+  std::vector<ClusterNodeProcess> nodes_;
+  std::vector<std::string> extra_;
+  int spawns_ = 0;
+};
+
+}  // namespace leasehold::testing

@@ -1,0 +1,319 @@
+// Cluster mode end to end: real etcd, real `leasehold server --etcd` processes,
+// clients through the client library. Standbys agree and redirect; kill -9 of
+// the primary under lock load; SIGSTOP of the primary past its etcd lease;
+// session expiry across a failover stays within the documented bound.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "leasehold/client.h"
+#include "tests/cluster/cluster_fixture.h"
+
+namespace leasehold::testing {
+namespace {
+
+std::shared_ptr<client::Client> make_client(LeaseholdCluster& c) {
+  client::ClientOptions o;
+  auto eps = client::parse_endpoints(c.endpoints());
+  EXPECT_TRUE(eps);
+  o.endpoints = *eps;
+  o.call_timeout = 3000ms;
+  o.connect_timeout = 500ms;
+  auto cl = client::Client::create(o);
+  EXPECT_TRUE(cl) << cl.status().to_string();
+  return *cl;
+}
+
+TEST(ClusterTest, StandbyAppliesTheSameLogAndRedirectsWrites) {
+  auto c = LeaseholdCluster::start(1, 2);
+  ASSERT_TRUE(c);
+  const int p = c->wait_primary(20s);
+  ASSERT_GE(p, 0);
+  const int s = 1 - p;
+  auto primary = RespClient::connect(c->node(p).port);
+  ASSERT_TRUE(primary);
+  auto session = primary->call({"SESSION.OPEN", "30000", "OWNER", "agree"});
+  ASSERT_FALSE(session.is_error()) << session.str;
+  const std::string sid = std::to_string(session.integer);
+  for (int i = 0; i < 20; ++i) {
+    auto tok = primary->call({"LOCK.ACQUIRE", "lock" + std::to_string(i), sid});
+    ASSERT_FALSE(tok.is_error()) << tok.str;
+    if (!tok.is_null() && i % 2 == 0) {
+      auto rel = primary->call({"LOCK.RELEASE", "lock" + std::to_string(i), sid, std::to_string(tok.integer)});
+      ASSERT_FALSE(rel.is_error()) << rel.str;
+    }
+  }
+  ASSERT_TRUE(c->wait_converged(10s));
+  // Same state on both (stale reads on the standby are allowed and equal here).
+  auto standby = RespClient::connect(c->node(s).port);
+  ASSERT_TRUE(standby);
+  for (int i = 0; i < 20; ++i) {
+    const std::string name = "lock" + std::to_string(i);
+    auto a = primary->call({"LOCK.INFO", name});
+    auto b = standby->call({"LOCK.INFO", name});
+    ASSERT_EQ(a.is_null(), b.is_null());
+    if (!a.is_null()) {
+      // holders[].token and last_token agree.
+      ASSERT_EQ(a.elements.size(), b.elements.size());
+      for (std::size_t k = 0; k + 1 < a.elements.size(); k += 2) {
+        if (a.elements[k].str == "last_token") {
+          EXPECT_EQ(a.elements[k + 1].integer, b.elements[k + 1].integer);
+        }
+      }
+    }
+  }
+  // Writes and keepalives on the standby name the primary.
+  auto w = standby->call({"SESSION.OPEN", "1000"});
+  ASSERT_TRUE(w.is_error());
+  EXPECT_EQ(w.str, "REDIRECT " + loopback(c->node(p).port));
+  auto k = standby->call({"SESSION.KEEPALIVE", sid});
+  EXPECT_EQ(k.str, "REDIRECT " + loopback(c->node(p).port));
+  // The client library follows the redirect from the standby.
+  client::ClientOptions o;
+  o.endpoints = *client::parse_endpoints(loopback(c->node(s).port));
+  auto cl = client::Client::create(o);
+  ASSERT_TRUE(cl);
+  auto opened = (*cl)->open_session(5000ms, "via-standby");
+  ASSERT_TRUE(opened) << opened.status().to_string();
+}
+
+// One acknowledged grant: when it was asked for, when acknowledged, its token.
+struct Grant {
+  SteadyClock::time_point asked;
+  SteadyClock::time_point acked;
+  std::uint64_t token = 0;
+  std::string lock;
+};
+
+TEST(ClusterTest, KillPrimaryUnderLoadFailsOverKeepingEveryAcknowledgedGrant) {
+  auto c = LeaseholdCluster::start(3, 3);
+  ASSERT_TRUE(c);
+  const int p = c->wait_primary(30s);
+  ASSERT_GE(p, 0);
+
+  std::mutex mu;
+  std::vector<Grant> grants;
+  std::vector<std::uint64_t> released;  // tokens whose release was acknowledged
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
+  std::atomic<std::int64_t> first_ack_after_kill_ns{0};
+  std::atomic<std::int64_t> kill_ns{0};
+  std::vector<std::uint64_t> last_seq(4, 0), sessions(4, 0);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&, w] {
+      auto cl = make_client(*c);
+      std::uint64_t session = 0;
+      while (session == 0 && !stop) {
+        auto s = cl->open_session(30000ms, "worker" + std::to_string(w));
+        if (s) session = *s;
+        else std::this_thread::sleep_for(50ms);
+      }
+      sessions[static_cast<std::size_t>(w)] = session;
+      std::uint64_t seq = 0;
+      const std::string lock = "L" + std::to_string(w % 2);
+      while (!stop) {
+        client::AcquireRequest req;
+        req.name = lock;
+        req.session = session;
+        req.wait = 2000ms;
+        req.seq = ++seq;
+        const auto asked = SteadyClock::now();
+        std::optional<std::uint64_t> token;
+        for (;;) {  // retry the SAME seq until answered (idempotent)
+          if (stop) return;
+          auto r = cl->acquire(req);
+          if (r) {
+            token = *r;
+            break;
+          }
+          ++errors;
+          std::this_thread::sleep_for(50ms);
+        }
+        if (!token) continue;
+        const auto acked = SteadyClock::now();
+        const std::int64_t k = kill_ns.load();
+        if (k != 0 && asked.time_since_epoch().count() > k) {
+          std::int64_t expected = 0;
+          first_ack_after_kill_ns.compare_exchange_strong(expected, acked.time_since_epoch().count());
+        }
+        {
+          std::lock_guard lock_guard(mu);
+          grants.push_back({asked, acked, *token, lock});
+        }
+        const std::uint64_t rseq = ++seq;
+        for (;;) {
+          if (stop) return;
+          Status st = cl->release(lock, session, *token, rseq);
+          if (st) {
+            std::lock_guard lock_guard(mu);
+            released.push_back(*token);
+          }
+          if (st || st.code() == ErrorCode::kNotHolder) break;
+          ++errors;
+          std::this_thread::sleep_for(50ms);
+        }
+        last_seq[static_cast<std::size_t>(w)] = seq;
+        (void)cl->keepalive(session);
+      }
+    });
+  }
+  std::this_thread::sleep_for(2s);
+  std::size_t before;
+  {
+    std::lock_guard lock_guard(mu);
+    before = grants.size();
+  }
+  const auto killed_at = SteadyClock::now();
+  kill_ns = killed_at.time_since_epoch().count();
+  c->node(p).process.kill9();
+  const int np = c->wait_primary(30s, p);
+  ASSERT_GE(np, 0) << "no standby took over";
+  // Keep the load going after the failover.
+  const auto until = SteadyClock::now() + 15s;
+  while (first_ack_after_kill_ns.load() == 0 && SteadyClock::now() < until) std::this_thread::sleep_for(20ms);
+  std::this_thread::sleep_for(2s);
+  stop = true;
+  for (auto& t : workers) t.join();
+
+  ASSERT_NE(first_ack_after_kill_ns.load(), 0) << "no grant acknowledged after the kill";
+  const double failover_s =
+      static_cast<double>(first_ack_after_kill_ns.load() - killed_at.time_since_epoch().count()) / 1e9;
+  std::printf("[ failover ] kill -9 of the primary -> first acknowledged grant on the new primary: %.2f s "
+              "(etcd lease TTL 2 s); grants before %zu, total %zu, retried calls %d\n",
+              failover_s, before, grants.size(), errors.load());
+  EXPECT_LT(failover_s, 12.0);
+  ASSERT_GT(grants.size(), before);
+
+  // Tokens strictly increase: a grant asked after another was acknowledged
+  // has a larger token (also across the failover), and no token repeats
+  // for two different grants.
+  std::sort(grants.begin(), grants.end(), [](const Grant& a, const Grant& b) { return a.acked < b.acked; });
+  for (std::size_t i = 0; i < grants.size(); ++i) {
+    for (std::size_t j = 0; j < grants.size(); ++j) {
+      if (grants[i].acked < grants[j].asked) {
+        ASSERT_LT(grants[i].token, grants[j].token) << "token order broken across grants " << i << "," << j;
+      }
+    }
+  }
+  // Every acknowledged release is present: nobody holds L0/L1 now, and the
+  // new primary's last_token covers every acknowledged grant.
+  std::uint64_t max_token = 0;
+  for (const Grant& g : grants) max_token = std::max(max_token, g.token);
+  auto cl = make_client(*c);
+  std::uint64_t last_token = 0;
+  for (const char* name : {"L0", "L1"}) {
+    auto info = cl->lock_info(name);
+    ASSERT_TRUE(info) << info.status().to_string();
+    if (info->has_value()) {
+      last_token = std::max(last_token, (*info)->last_token);
+      for (const auto& h : (*info)->holders) {
+        // A holder left at the end was never released by its (stopped) worker.
+        EXPECT_EQ(std::count(released.begin(), released.end(), h.token), 0)
+            << "an acknowledged release is missing for token " << h.token;
+      }
+    }
+  }
+  if (last_token != 0) {
+    EXPECT_GE(last_token, max_token);
+  }
+}
+
+TEST(ClusterTest, PausedPrimaryIsDeposedAndItsPendingWriteIsRejected) {
+  auto c = LeaseholdCluster::start(1, 2);
+  ASSERT_TRUE(c);
+  const int p = c->wait_primary(20s);
+  ASSERT_GE(p, 0);
+  auto old = RespClient::connect(c->node(p).port);
+  ASSERT_TRUE(old);
+  ASSERT_FALSE(old->call({"SESSION.OPEN", "30000", "OWNER", "before"}).is_error());
+
+  c->node(p).process.signal(SIGSTOP);
+  // A write reaches the frozen primary's socket; it is read only after SIGCONT.
+  ASSERT_TRUE(old->send({"SESSION.OPEN", "30000", "OWNER", "ghost"}));
+  const int np = c->wait_primary(20s, p);
+  ASSERT_GE(np, 0) << "no new primary while the old one is frozen past its lease";
+  auto fresh = RespClient::connect(c->node(np).port);
+  ASSERT_TRUE(fresh);
+  ASSERT_FALSE(fresh->call({"SESSION.OPEN", "30000", "OWNER", "after"}).is_error());
+
+  c->node(p).process.signal(SIGCONT);
+  auto ghost = old->read(10s);
+  ASSERT_TRUE(ghost) << ghost.status().to_string();
+  EXPECT_TRUE(ghost->is_error()) << "the deposed primary acknowledged a write: " << ghost->integer;
+  std::printf("[ deposed ] the resumed primary answered: %s\n", ghost->str.c_str());
+  // It steps down and follows the new primary; nothing half-applied.
+  const auto until = SteadyClock::now() + 15s;
+  while (c->role(p) != "standby" && SteadyClock::now() < until) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(c->role(p), "standby");
+  ASSERT_TRUE(c->wait_converged(15s));
+  for (int i : {p, np}) {
+    auto conn = RespClient::connect(c->node(i).port);
+    ASSERT_TRUE(conn);
+    auto list = conn->call({"SESSION.LIST"});
+    std::string owners;
+    for (const auto& m : list.elements) {
+      for (std::size_t k = 0; k + 1 < m.elements.size(); k += 2) {
+        if (m.elements[k].str == "owner") owners += m.elements[k + 1].str + ",";
+      }
+    }
+    EXPECT_EQ(owners.find("ghost"), std::string::npos) << "node " << i << ": " << owners;
+    EXPECT_NE(owners.find("before"), std::string::npos) << "node " << i << ": " << owners;
+    EXPECT_NE(owners.find("after"), std::string::npos) << "node " << i << ": " << owners;
+  }
+}
+
+TEST(ClusterTest, SessionExpiryAcrossFailoverIsWithinTheBoundAndNeverEarly) {
+  auto c = LeaseholdCluster::start(1, 2);
+  ASSERT_TRUE(c);
+  const int p = c->wait_primary(20s);
+  ASSERT_GE(p, 0);
+  auto conn = RespClient::connect(c->node(p).port);
+  ASSERT_TRUE(conn);
+  constexpr auto kTtl = 4000ms;
+  auto s = conn->call({"SESSION.OPEN", std::to_string(kTtl.count())});
+  ASSERT_FALSE(s.is_error());
+  const std::string sid = std::to_string(s.integer);
+  const auto keepalive_sent = SteadyClock::now();
+  ASSERT_FALSE(conn->call({"SESSION.KEEPALIVE", sid}).is_error());
+  const auto safe_deadline = keepalive_sent + kTtl;  // the client's view
+  c->node(p).process.kill9();
+  const auto killed = SteadyClock::now();
+  const int np = c->wait_primary(20s, p);
+  ASSERT_GE(np, 0);
+  const auto promoted_seen = SteadyClock::now();  // >= the promotion instant
+  const auto until = SteadyClock::now() + 30s;
+  // Keepalive-free check: poll SESSION.LIST.
+  std::optional<SteadyClock::time_point> gone;
+  while (!gone && SteadyClock::now() < until) {
+    auto q = RespClient::connect(c->node(np).port);
+    if (q) {
+      auto list = q->call({"SESSION.LIST"});
+      bool present = false;
+      for (const auto& m : list.elements) {
+        for (std::size_t k = 0; k + 1 < m.elements.size(); k += 2) {
+          if (m.elements[k].str == "id" && std::to_string(m.elements[k + 1].integer) == sid) present = true;
+        }
+      }
+      if (!list.is_error() && !present) gone = SteadyClock::now();
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(gone.has_value()) << "the session never expired on the new primary";
+  const auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+  std::printf("[ expiry ] TTL %lld ms; kill at +%lld ms; promotion seen at +%lld ms; expired at +%lld ms "
+              "after the last keepalive (bound: TTL + time to promotion = %lld ms)\n",
+              static_cast<long long>(kTtl.count()), static_cast<long long>(ms(killed - keepalive_sent)),
+              static_cast<long long>(ms(promoted_seen - keepalive_sent)),
+              static_cast<long long>(ms(*gone - keepalive_sent)),
+              static_cast<long long>(ms(kTtl + (promoted_seen - keepalive_sent))));
+  EXPECT_GE(*gone, safe_deadline) << "expired before the client's safe deadline";
+  EXPECT_LE(*gone, promoted_seen + kTtl + 1500ms) << "expired later than TTL after promotion (+ slack)";
+}
+
+}  // namespace
+}  // namespace leasehold::testing
