@@ -19,6 +19,8 @@ struct ServerFlags {
   server::ServerConfig config;
   std::string listen = "127.0.0.1:7379";
   std::uint64_t idle_timeout_ms = 30'000;
+  std::uint64_t etcd_timeout_ms = 2000;
+  std::uint64_t append_timeout_ms = 3000;
 };
 
 void run_server(ServerFlags& flags) {
@@ -40,6 +42,9 @@ void run_server(ServerFlags& flags) {
     return;
   }
   cfg.idle_timeout = std::chrono::milliseconds(flags.idle_timeout_ms);
+  cfg.cluster.etcd_timeout = std::chrono::milliseconds(flags.etcd_timeout_ms);
+  cfg.cluster.append_timeout = std::chrono::milliseconds(flags.append_timeout_ms);
+  if (cfg.cluster.enabled() && cfg.cluster.advertise.empty()) cfg.cluster.advertise = flags.listen;
   std::signal(SIGPIPE, SIG_IGN);
 
   server::Server srv(cfg);
@@ -95,6 +100,14 @@ void register_server(CLI::App& app) {
   cmd->add_option("--max-pending-proposals", c.node.max_pending_proposals, "Queued + in-flight writes before refusing")->group(node)->capture_default_str();
   cmd->add_option("--snapshot-every-commands", c.node.snapshot_every_commands, "Snapshot after this many commands (0 = off)")->group(node)->capture_default_str();
   cmd->add_option("--snapshot-every-bytes", c.node.snapshot_every_bytes, "Snapshot after this many log bytes (0 = off)")->group(node)->capture_default_str();
+
+  auto* ha = "Replicated mode on etcd (docs/cluster.md)";
+  cmd->add_option("--etcd", c.cluster.etcd_endpoints, "etcd client URLs, comma-separated; enables cluster mode")->group(ha);
+  cmd->add_option("--cluster", c.cluster.cluster_name, "Cluster name: keys live under /leasehold/<name>")->group(ha)->capture_default_str();
+  cmd->add_option("--advertise", c.cluster.advertise, "host:port clients reach this node at (default: --listen)")->group(ha);
+  cmd->add_option("--etcd-lease-ttl", c.cluster.lease_ttl_s, "Seconds: TTL of the election lease; a dead primary is replaced after about this long")->group(ha)->capture_default_str();
+  cmd->add_option("--etcd-timeout-ms", flags->etcd_timeout_ms, "Deadline of each etcd call")->group(ha)->capture_default_str();
+  cmd->add_option("--append-timeout-ms", flags->append_timeout_ms, "How long one log append retries while etcd is unreachable before writes fail with -UNAVAILABLE")->group(ha)->capture_default_str();
 
   cmd->callback([flags] { run_server(*flags); });
 }
