@@ -4,7 +4,9 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <csignal>
+#include <fstream>
 #include <iostream>
 
 #include "server/config.h"
@@ -21,7 +23,46 @@ struct ServerFlags {
   std::uint64_t idle_timeout_ms = 30'000;
   std::uint64_t etcd_timeout_ms = 2000;
   std::uint64_t append_timeout_ms = 3000;
+  std::string config_file;
 };
+
+// Applies `--config FILE` (TOML/INI, keys = flag names without dashes, e.g.
+// `data-dir = "/x"`): a key sets its flag unless the command line set it.
+// Returns false (after printing why) on an unreadable file or unknown key.
+bool apply_config_file(CLI::App& cmd, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "leasehold server: cannot read config file " << path << "\n";
+    return false;
+  }
+  std::vector<CLI::ConfigItem> items;
+  try {
+    items = CLI::ConfigTOML().from_config(in);
+  } catch (const CLI::Error& e) {
+    std::cerr << "leasehold server: bad config file " << path << ": " << e.what() << "\n";
+    return false;
+  }
+  for (const auto& item : items) {
+    if (item.name == "++" || item.name == "--") continue;  // section markers
+    std::string name = item.name;
+    std::replace(name.begin(), name.end(), '_', '-');
+    CLI::Option* opt = cmd.get_option_no_throw("--" + name);
+    if (opt == nullptr || name == "config" || name == "help") {
+      std::cerr << "leasehold server: unknown key '" << item.name << "' in " << path << "\n";
+      return false;
+    }
+    if (opt->count() > 0) continue;  // the command line wins
+    try {
+      opt->add_result(item.inputs);
+      opt->run_callback();
+    } catch (const CLI::Error& e) {
+      std::cerr << "leasehold server: bad value for '" << item.name << "' in " << path << ": " << e.what()
+                << "\n";
+      return false;
+    }
+  }
+  return true;
+}
 
 void run_server(ServerFlags& flags) {
   server::ServerConfig& cfg = flags.config;
@@ -63,7 +104,8 @@ void register_server(CLI::App& app) {
   server::ServerConfig& c = flags->config;
   core::Limits& l = c.node.limits;
   auto* cmd = app.add_subcommand("server", "Run the leasehold lock server (embedded mode)");
-  cmd->set_config("--config", "", "Read these options from a TOML/INI file (same keys, without dashes)");
+  cmd->add_option("--config", flags->config_file,
+                  "Read these options from a TOML/INI file (keys = flag names without dashes; flags win)");
   cmd->add_option("--listen", flags->listen, "Client address host:port")->capture_default_str();
   cmd->add_option("--data-dir", c.data_dir, "Directory of the durable log and snapshots")->capture_default_str();
   cmd->add_option("--log-level", c.log_level, "trace, debug, info, warn, error, critical, off")
@@ -109,7 +151,13 @@ void register_server(CLI::App& app) {
   cmd->add_option("--etcd-timeout-ms", flags->etcd_timeout_ms, "Deadline of each etcd call")->group(ha)->capture_default_str();
   cmd->add_option("--append-timeout-ms", flags->append_timeout_ms, "How long one log append retries while etcd is unreachable before writes fail with -UNAVAILABLE")->group(ha)->capture_default_str();
 
-  cmd->callback([flags] { run_server(*flags); });
+  cmd->callback([flags, cmd] {
+    if (!flags->config_file.empty() && !apply_config_file(*cmd, flags->config_file)) {
+      set_exit_code(2);
+      return;
+    }
+    run_server(*flags);
+  });
 }
 
 const bool registered = add_subcommand(&register_server);
