@@ -1,0 +1,137 @@
+// Cluster mode when etcd loses members, and snapshots + compaction with a
+// wiped standby rejoining. Real etcd (3 members) and leasehold processes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "tests/cluster/cluster_fixture.h"
+
+namespace leasehold::testing {
+namespace {
+
+// One SESSION.OPEN against whatever node is primary; the reply text.
+std::string try_write(LeaseholdCluster& c, std::chrono::milliseconds timeout) {
+  for (int i = 0; i < c.size(); ++i) {
+    if (!c.node(i).running() || c.role(i) != "primary") continue;
+    auto conn = RespClient::connect(c.node(i).port, 500ms);
+    if (!conn) continue;
+    auto v = conn->call({"SESSION.OPEN", "10000"}, timeout);
+    return v.is_error() ? v.str : "OK";
+  }
+  // No primary: ask any node; a standby answers with its reason.
+  for (int i = 0; i < c.size(); ++i) {
+    auto conn = RespClient::connect(c.node(i).port, 500ms);
+    if (!conn) continue;
+    auto v = conn->call({"SESSION.OPEN", "10000"}, timeout);
+    return v.is_error() ? v.str : "OK";
+  }
+  return "no node";
+}
+
+// Writes succeed again within `timeout`; returns how long that took.
+std::optional<std::chrono::milliseconds> wait_writable(LeaseholdCluster& c, std::chrono::milliseconds timeout) {
+  const auto start = SteadyClock::now();
+  while (SteadyClock::now() - start < timeout) {
+    if (try_write(c, 5s) == "OK") {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start);
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  return std::nullopt;
+}
+
+TEST(ClusterQuorumTest, MinorityLossIsBriefMajorityLossFailsClearlyAndRecovers) {
+  auto c = LeaseholdCluster::start(3, 2);
+  ASSERT_TRUE(c);
+  ASSERT_GE(c->wait_primary(30s), 0);
+  ASSERT_TRUE(wait_writable(*c, 10s));
+
+  c->etcd().kill(0);
+  auto minority = wait_writable(*c, 15s);
+  ASSERT_TRUE(minority) << "writes did not resume after one etcd member died";
+  std::printf("[ quorum ] one of three etcd members killed: writable again after %lld ms\n",
+              static_cast<long long>(minority->count()));
+  EXPECT_LT(minority->count(), 10000);
+
+  c->etcd().kill(1);
+  // Within append timeout + lease TTL + slack, writes fail with a clear error.
+  std::string last;
+  const auto until = SteadyClock::now() + 20s;
+  while (SteadyClock::now() < until) {
+    last = try_write(*c, 6s);
+    if (last.rfind("UNAVAILABLE", 0) == 0 && last.find("etcd unavailable") != std::string::npos) break;
+    ASSERT_NE(last, "OK") << "a write was acknowledged without an etcd quorum";
+    std::this_thread::sleep_for(100ms);
+  }
+  std::printf("[ quorum ] majority lost: writes answer '%s'\n", last.c_str());
+  EXPECT_EQ(last.rfind("UNAVAILABLE", 0), 0u) << last;
+  EXPECT_NE(last.find("etcd unavailable"), std::string::npos) << last;
+  for (int i = 0; i < 5; ++i) {
+    const std::string again = try_write(*c, 6s);
+    EXPECT_NE(again, "OK") << "granted while etcd has no quorum";
+  }
+
+  ASSERT_TRUE(c->etcd().restart(0));
+  ASSERT_TRUE(c->etcd().restart(1));
+  auto back = wait_writable(*c, 60s);
+  ASSERT_TRUE(back) << "service did not resume after etcd came back; last: " << try_write(*c, 5s);
+  std::printf("[ quorum ] members restarted: writable again after %lld ms\n",
+              static_cast<long long>(back->count()));
+  ASSERT_TRUE(c->wait_converged(20s));
+}
+
+TEST(ClusterQuorumTest, WipedStandbyRejoinsFromTheEtcdSnapshot) {
+  auto c = LeaseholdCluster::start(1, 2, {"--snapshot-every-commands", "50"});
+  ASSERT_TRUE(c);
+  const int p = c->wait_primary(30s);
+  ASSERT_GE(p, 0);
+  const int s = 1 - p;
+  auto conn = RespClient::connect(c->node(p).port);
+  ASSERT_TRUE(conn);
+  auto session = conn->call({"SESSION.OPEN", "60000"});
+  ASSERT_FALSE(session.is_error());
+  const std::string sid = std::to_string(session.integer);
+  auto churn = [&](int from, int to) {
+    for (int i = from; i < to; ++i) {
+      const std::string name = "snap" + std::to_string(i);
+      auto tok = conn->call({"LOCK.ACQUIRE", name, sid});
+      ASSERT_FALSE(tok.is_error()) << tok.str;
+      if (i % 3 != 0 && !tok.is_null()) {
+        ASSERT_FALSE(conn->call({"LOCK.RELEASE", name, sid, std::to_string(tok.integer)}).is_error());
+      }
+    }
+  };
+  churn(0, 200);
+  // Wipe the standby while the primary keeps writing (snapshots + compaction).
+  c->node(s).process.kill9();
+  std::filesystem::remove_all(c->node(s).data_dir);
+  churn(200, 400);
+  ASSERT_NE(c->info_field(p, "snapshots_saved"), "0");
+  ASSERT_NE(c->info_field(p, "log_first_index"), "1") << "the log prefix was not deleted";
+  ASSERT_TRUE(c->spawn(s));
+  churn(400, 450);
+  ASSERT_TRUE(c->wait_converged(20s));
+  EXPECT_EQ(c->role(s), "standby");
+  // Same state: every lock's last_token and holders agree.
+  auto standby = RespClient::connect(c->node(s).port);
+  ASSERT_TRUE(standby);
+  auto a = conn->call({"LOCK.LIST"});
+  auto b = standby->call({"LOCK.LIST"});
+  ASSERT_EQ(a.elements.size(), b.elements.size());
+  for (std::size_t i = 0; i < a.elements.size(); ++i) {
+    const auto& la = a.elements[i].elements;
+    const auto& lb = b.elements[i].elements;
+    ASSERT_EQ(la.size(), lb.size());
+    for (std::size_t k = 0; k + 1 < la.size(); k += 2) {
+      if (la[k].str == "name" || la[k].str == "last_token") {
+        EXPECT_EQ(la[k + 1].str, lb[k + 1].str);
+        EXPECT_EQ(la[k + 1].integer, lb[k + 1].integer);
+      }
+    }
+  }
+  EXPECT_EQ(c->info_field(s, "applied_revision"), c->info_field(p, "applied_revision"));
+}
+
+}  // namespace
+}  // namespace leasehold::testing
