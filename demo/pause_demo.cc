@@ -55,6 +55,9 @@ Result<std::unique_ptr<LedgerPlace>> choose_ledger(const PauseDemoOptions& o) {
   std::string no_pg;
   if (o.resource != ResourceChoice::kFile) {
     if (!o.pg_conninfo.empty()) {
+      // The user named this database: fail now, clearly, if it is not there.
+      auto probe = open_ledger({LedgerStore::kPostgres, o.pg_conninfo, "demo/probe", false});
+      if (!probe) return Status(probe.status().code(), "--pg: " + probe.status().message());
       place->location = o.pg_conninfo;
       place->note = "PostgreSQL given by --pg / LEASEHOLD_PG_CONNINFO";
       return place;
@@ -156,6 +159,7 @@ Result<PauseDemoReport> run_pause_demo(const PauseDemoOptions& o, std::ostream& 
     cfg.cancelled = o.cancelled;
     report.runs.push_back(run_pause_scenario(cfg, timeline, checker->get()));
   }
+  if (o.cancelled && o.cancelled()) return Status(ErrorCode::kUnavailable, "interrupted");
   out << "\n";
   for (const auto& r : report.runs) out << r.verdict << "\n";
   out << (report.all_as_expected()

@@ -100,5 +100,14 @@ TEST(PauseDemoCli, UnreachableServerExits69) {
   EXPECT_TRUE(contains(r.err, "leasehold demo pause:")) << r.err;
 }
 
+TEST(PauseDemoCli, UnreachablePostgresExits69) {
+  const std::uint16_t port = leasehold::testing::free_port();
+  RunResult r = run_demo({"--pg", "host=127.0.0.1 port=" + std::to_string(port) +
+                                      " user=postgres dbname=postgres connect_timeout=2"},
+                         std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 69) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "--pg: cannot connect to PostgreSQL")) << r.err;
+}
+
 }  // namespace
 }  // namespace leasehold::demo

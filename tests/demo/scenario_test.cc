@@ -13,10 +13,13 @@ namespace {
 
 using std::chrono::milliseconds;
 
-TEST(PauseDemoLibrary, FileLedgerUnfencedIsCorruptedFencedIsSafe) {
+// Without PostgreSQL (a bin dir that does not exist) the demo falls back to
+// files: plain writes, then FencedFileWriter.
+TEST(PauseDemoLibrary, WithoutPostgresFileLedgerUnfencedIsCorruptedFencedIsSafe) {
   PauseDemoOptions o;
   o.leasehold_binary = testing::leasehold_binary();
-  o.resource = ResourceChoice::kFile;
+  o.resource = ResourceChoice::kAuto;
+  o.pg_bin_dir = "/nonexistent/postgresql/bin";
   o.ttl = milliseconds(1500);
   o.pause = milliseconds(3000);
   std::ostringstream out;
@@ -24,6 +27,8 @@ TEST(PauseDemoLibrary, FileLedgerUnfencedIsCorruptedFencedIsSafe) {
   ASSERT_TRUE(report) << report.status().to_string() << "\n" << out.str();
   SCOPED_TRACE(out.str());
   EXPECT_EQ(report->store, LedgerStore::kFile);
+  EXPECT_NE(report->store_note.find("PostgreSQL is not available"), std::string::npos)
+      << report->store_note;
   ASSERT_EQ(report->runs.size(), 2u);
 
   const RunReport& unfenced = report->runs[0];
