@@ -124,6 +124,7 @@ void Node::Impl::apply_batch(log::LogIndex index, Batch batch) {
       for (const core::Effect& effect : result.effects) listener_(effect);
     }
   }
+  release_apply_waiters();  // cluster read barriers (node_cluster.cc)
 }
 
 void Node::Impl::maybe_snapshot() {

@@ -219,8 +219,15 @@ class Node {
   // Runs on the loop thread after the node stepped down by itself because
   // an append failed (kConflict / kUnavailable).
   void set_step_down_listener(std::function<void(const Status&)> listener);
-  // Replaces read_barrier()'s behaviour (cluster: confirm the election key).
+  // Replaces read_barrier()'s behaviour (cluster: confirm the election key,
+  // then when_applied(); see cluster/read_barrier.h).
   void set_read_barrier(std::function<void(std::function<void(Status)>)> barrier);
+  // Calls `done` (on the loop thread, later) with OK once the applied log
+  // index is >= `index` (also when it already is), or with the standby
+  // refusal (kRedirect / kUnavailable "stepped down: ...") if the node
+  // leaves the primary role first. Pending calls are dropped without a call
+  // when the node is destroyed.
+  void when_applied(log::LogIndex index, std::function<void(Status)> done);
 
  private:
   class Impl;

@@ -40,8 +40,32 @@ Status Node::Impl::follow(log::LogIndex index, std::string_view batch) {
       for (const core::Effect& effect : result.effects) listener_(effect);
     }
   }
+  release_apply_waiters();
   maybe_snapshot();
   return Status::ok();
+}
+
+void Node::Impl::when_applied(log::LogIndex index, std::function<void(Status)> done) {
+  if (!done) return;
+  if (!is_primary()) {
+    const Status refusal = standby_refusal();
+    post_guarded([done = std::move(done), refusal](Impl&) { done(refusal); });
+    return;
+  }
+  if (index <= applied_index_) {
+    post_guarded([done = std::move(done)](Impl&) { done(Status::ok()); });
+    return;
+  }
+  apply_waiters_.emplace(index, std::move(done));
+}
+
+void Node::Impl::release_apply_waiters() {
+  if (apply_waiters_.empty()) return;
+  const auto end = apply_waiters_.upper_bound(applied_index_);
+  for (auto it = apply_waiters_.begin(); it != end; ++it) {
+    post_guarded([done = std::move(it->second)](Impl&) { done(Status::ok()); });
+  }
+  apply_waiters_.erase(apply_waiters_.begin(), end);
 }
 
 void Node::Impl::drain_deferred_follows() {
@@ -75,6 +99,12 @@ void Node::Impl::become_standby(const Status& why) {
     queued_.pop_front();
     fail_later(std::move(q.done), ErrorCode::kUnavailable, message);
   }
+  // Reads waiting for an own append: this node may no longer answer them.
+  auto waiters = std::move(apply_waiters_);
+  apply_waiters_.clear();
+  for (auto& [index, done] : waiters) {
+    post_guarded([done = std::move(done), message](Impl&) { done(Status(ErrorCode::kUnavailable, message)); });
+  }
 }
 
 Status Node::follow(log::LogIndex index, std::string_view batch) { return impl_->follow(index, batch); }
@@ -86,6 +116,9 @@ void Node::set_primary_address(std::string address, std::string unavailable_reas
 }
 void Node::set_step_down_listener(std::function<void(const Status&)> listener) {
   impl_->step_down_listener_ = std::move(listener);
+}
+void Node::when_applied(log::LogIndex index, std::function<void(Status)> done) {
+  impl_->when_applied(index, std::move(done));
 }
 void Node::set_read_barrier(std::function<void(std::function<void(Status)>)> barrier) {
   impl_->read_barrier_ = std::move(barrier);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -96,6 +97,11 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   std::function<void(const Status&)> step_down_listener_;
   std::function<void(std::function<void(Status)>)> read_barrier_;
   std::deque<std::pair<log::LogIndex, std::string>> deferred_follows_;
+  // when_applied(): waiters by index; released after each apply (own
+  // batches in group_commit.cc, followed entries), failed on step down.
+  void when_applied(log::LogIndex index, std::function<void(Status)> done);
+  void release_apply_waiters();
+  std::multimap<log::LogIndex, std::function<void(Status)>> apply_waiters_;
 
   // Stopping.
   Status failure_;  // set once the log failed fatally; never cleared
