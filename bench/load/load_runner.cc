@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "bench/load/etcd_mutex_client.h"
 #include "bench/load/lock_clients.h"
 #include "bench/load/zk_lock_client.h"
 
@@ -41,6 +42,9 @@ Result<std::unique_ptr<LockClient>> make_client(const CellOptions& o, int index)
   if (o.system == System::kZookeeper) {
     return make_zookeeper_lock_client(o.endpoint, "/" + name, static_cast<int>(o.lease_ms),
                                       o.io_timeout);
+  }
+  if (o.system == System::kEtcdMutex) {
+    return make_etcd_mutex_client(o.etcd_endpoints, "/" + name, o.lease_ms, o.io_timeout);
   }
   auto conn = RespConnection::connect(o.endpoint, o.io_timeout);
   if (!conn) return conn.status();

@@ -14,7 +14,7 @@
 //   kOneLock  (W2) all clients contend for one lock.
 // Systems: leasehold (LOCK.ACQUIRE/RELEASE, WAIT 0 for W2), Redis (SET NX PX
 // spin-lock + compare-and-delete), ZooKeeper (the ephemeral-sequential lock
-// recipe; see zk_lock_client.h).
+// recipe; see zk_lock_client.h), etcd's own mutex (etcd_mutex_client.h).
 //
 // Errors: never fails as a whole; a client that hits an error stops and the
 // first error is reported in CellResult::error (its cycles so far count).
@@ -31,20 +31,21 @@
 
 namespace leasehold::bench {
 
-enum class System : std::uint8_t { kLeasehold, kRedis, kZookeeper };
+enum class System : std::uint8_t { kLeasehold, kRedis, kZookeeper, kEtcdMutex };
 enum class Workload : std::uint8_t { kOwnLock, kOneLock };
 
 struct CellOptions {
   System system = System::kRedis;
   Workload workload = Workload::kOwnLock;
-  Endpoint endpoint;
+  Endpoint endpoint;              // RESP and ZooKeeper targets
+  std::string etcd_endpoints;     // kEtcdMutex: "http://127.0.0.1:2379,..."
   int clients = 1;
   std::chrono::milliseconds warmup{200};
   std::chrono::milliseconds duration{3000};
   std::chrono::milliseconds io_timeout{15000};
   // Redis spin-lock: pause between failed SET NX attempts (0: pure spin).
   std::chrono::microseconds retry_delay{0};
-  std::int64_t lease_ms = 10000;  // Redis PX and leasehold session TTL
+  std::int64_t lease_ms = 10000;  // Redis PX, leasehold session and etcd lease TTL
   // Prefix of lock names / keys; make it unique per cell, because a
   // leasehold server keeps its state between cells.
   std::string name_prefix = "bench";

@@ -1,6 +1,7 @@
-// leasehold_loadbench: drives leasehold and Redis servers that are already
-// running with the same lock workloads in one run and prints a side-by-side
-// table (see docs/bench.md; bench/run_load.sh starts the servers).
+// leasehold_loadbench: drives leasehold, Redis, ZooKeeper and etcd (its own
+// mutex recipe) servers that are already running with the same lock
+// workloads in one run and prints a side-by-side table (see docs/bench.md;
+// bench/run_load.sh and bench/run_etcd.sh start the servers).
 //
 // Exit status: 0 when every cell ran cleanly, 1 when some cell hit an error
 // (the table still prints), 2 on bad usage.
@@ -21,6 +22,7 @@
 namespace {
 
 using leasehold::bench::Endpoint;
+using leasehold::bench::RatioPair;
 using leasehold::bench::SuiteOptions;
 using leasehold::bench::System;
 using leasehold::bench::Target;
@@ -33,7 +35,62 @@ bool add_target(SuiteOptions& o, const std::string& name, System system,
     std::cerr << "leasehold_loadbench: --" << name << ": " << endpoint.status().message() << '\n';
     return false;
   }
-  o.targets.push_back(Target{name, system, endpoint.value()});
+  o.targets.push_back(Target{name, system, endpoint.value(), {}});
+  return true;
+}
+
+// --target NAME=KIND:ADDRESS, KIND one of leasehold, redis, zookeeper
+// (ADDRESS host:port) or etcd-mutex (ADDRESS: etcd client URLs, commas).
+bool add_named_target(SuiteOptions& o, const std::string& spec) {
+  auto fail = [&](const std::string& why) {
+    std::cerr << "leasehold_loadbench: --target '" << spec << "': " << why << '\n';
+    return false;
+  };
+  auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) return fail("expected NAME=KIND:ADDRESS");
+  auto colon = spec.find(':', eq + 1);
+  if (colon == std::string::npos) return fail("expected NAME=KIND:ADDRESS");
+  std::string name = spec.substr(0, eq);
+  std::string kind = spec.substr(eq + 1, colon - eq - 1);
+  std::string address = spec.substr(colon + 1);
+  for (const auto& t : o.targets) {
+    if (t.name == name) return fail("duplicate target name");
+  }
+  if (kind == "etcd-mutex") {
+    if (address.empty()) return fail("no etcd endpoints");
+    o.targets.push_back(Target{name, System::kEtcdMutex, {}, address});
+    return true;
+  }
+  System system;
+  if (kind == "leasehold") system = System::kLeasehold;
+  else if (kind == "redis") system = System::kRedis;
+  else if (kind == "zookeeper") system = System::kZookeeper;
+  else return fail("unknown kind '" + kind + "' (leasehold, redis, zookeeper, etcd-mutex)");
+  auto endpoint = Endpoint::parse(address);
+  if (!endpoint) return fail(endpoint.status().message());
+  o.targets.push_back(Target{name, system, endpoint.value(), {}});
+  return true;
+}
+
+// --ratio NUM/DEN: both must name targets.
+bool add_ratio(const SuiteOptions& o, std::vector<RatioPair>& ratios, const std::string& spec) {
+  auto slash = spec.find('/');
+  RatioPair pair;
+  if (slash != std::string::npos) {
+    pair = RatioPair{spec.substr(0, slash), spec.substr(slash + 1)};
+  }
+  auto known = [&](const std::string& name) {
+    for (const auto& t : o.targets) {
+      if (t.name == name) return true;
+    }
+    return false;
+  };
+  if (slash == std::string::npos || !known(pair.numerator) || !known(pair.denominator)) {
+    std::cerr << "leasehold_loadbench: --ratio '" << spec
+              << "': expected NUM/DEN, two target names\n";
+    return false;
+  }
+  ratios.push_back(std::move(pair));
   return true;
 }
 
@@ -61,6 +118,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"leasehold_loadbench: leasehold vs Redis lock workloads, side by side"};
   std::string leasehold_addr, always_addr, default_addr, zookeeper_addr, csv_path;
+  std::vector<std::string> named_targets, ratio_specs;
   std::vector<int> clients = {1, 8, 32};
   std::vector<std::string> workloads = {"W1", "W2", "W3"};
   std::vector<long long> spin_retry_us = {100000, 0};
@@ -77,6 +135,12 @@ int main(int argc, char** argv) {
   app.add_option("--redis-default", default_addr, "redis-server host:port, default config");
   app.add_option("--zookeeper", zookeeper_addr,
                  "ZooKeeper host:port (W1, W2 with the lock recipe; not W3)");
+  app.add_option("--target", named_targets,
+                 "NAME=KIND:ADDRESS, repeatable; KIND leasehold|redis|zookeeper (host:port) or "
+                 "etcd-mutex (etcd client URLs, comma-separated)");
+  app.add_option("--ratio", ratio_specs,
+                 "NUM/DEN: an extra ratio column of two target names, repeatable; an "
+                 "etcd-mutex denominator also gets the etcd goals");
   app.add_option("--clients", clients, "client counts (threads = connections)")
       ->delimiter(',')
       ->check(CLI::Range(1, 1024));
@@ -124,10 +188,26 @@ int main(int argc, char** argv) {
       !add_target(o, "zookeeper", System::kZookeeper, zookeeper_addr)) {
     return 2;
   }
+  for (const auto& spec : named_targets) {
+    if (!add_named_target(o, spec)) return 2;
+  }
   if (o.targets.empty()) {
     std::cerr << "leasehold_loadbench: give at least one of --leasehold, --redis-always, "
-                 "--redis-default, --zookeeper\n";
+                 "--redis-default, --zookeeper, --target\n";
     return 2;
+  }
+  std::vector<RatioPair> ratios, etcd_pairs;
+  for (const auto& spec : ratio_specs) {
+    if (!add_ratio(o, ratios, spec)) return 2;
+    for (const auto& t : o.targets) {
+      if (t.name == ratios.back().denominator && t.system == System::kEtcdMutex) {
+        etcd_pairs.push_back(ratios.back());
+      }
+    }
+  }
+  bool redis_goals = false;  // the leasehold vs Redis goals need those targets
+  for (const auto& t : o.targets) {
+    if (t.name == "leasehold" || t.system == System::kRedis) redis_goals = true;
   }
   o.clients = clients;
   o.w1 = o.w2 = o.w3 = false;
@@ -155,8 +235,9 @@ int main(int argc, char** argv) {
   std::cout << "\nduration " << duration_ms << " ms per cell (+" << warmup_ms
             << " ms warm-up); W1 = lock cycles/s (acquire+release), W2 = grants/s "
                "(r = Redis retry delay), W3 = redis-benchmark SET NX PX requests/s\n\n";
-  std::cout << leasehold::bench::format_table(rows, o.targets) << '\n';
-  std::cout << leasehold::bench::format_goals(rows);
+  std::cout << leasehold::bench::format_table(rows, o.targets, ratios) << '\n';
+  if (redis_goals) std::cout << leasehold::bench::format_goals(rows);
+  if (!etcd_pairs.empty()) std::cout << leasehold::bench::format_etcd_goals(rows, etcd_pairs);
   if (!csv_path.empty()) {
     std::ofstream csv(csv_path);
     csv << leasehold::bench::format_csv(rows, o.targets);

@@ -1,5 +1,6 @@
 #include "bench/load/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -32,9 +33,10 @@ const Measurement* find(const Row& row, const std::string& target) {
   return it == row.by_target.end() ? nullptr : &it->second;
 }
 
-std::string ratio_text(const Row& row, const std::string& other) {
-  const Measurement* a = find(row, kLeasehold);
-  const Measurement* b = find(row, other);
+std::string ratio_text(const Row& row, const std::string& numerator,
+                       const std::string& denominator) {
+  const Measurement* a = find(row, numerator);
+  const Measurement* b = find(row, denominator);
   if (a == nullptr || b == nullptr || b->ops_per_s <= 0) return "-";
   return fmt("%.2fx", a->ops_per_s / b->ops_per_s);
 }
@@ -54,7 +56,8 @@ bool has_leasehold(const std::vector<Target>& targets) {
 
 }  // namespace
 
-std::string format_table(const std::vector<Row>& rows, const std::vector<Target>& targets) {
+std::string format_table(const std::vector<Row>& rows, const std::vector<Target>& targets,
+                         const std::vector<RatioPair>& ratios) {
   std::vector<std::string> header = {"workload", "C"};
   for (const auto& t : targets) header.push_back(t.name);
   std::vector<std::string> others;
@@ -64,6 +67,7 @@ std::string format_table(const std::vector<Row>& rows, const std::vector<Target>
     }
   }
   for (const auto& o : others) header.push_back("lh/" + o);
+  for (const auto& r : ratios) header.push_back(r.numerator + "/" + r.denominator);
   for (const auto& t : targets) header.push_back("max/min " + t.name);
 
   std::vector<std::vector<std::string>> cells;
@@ -79,7 +83,8 @@ std::string format_table(const std::vector<Row>& rows, const std::vector<Target>
                          ": " + m->error);
       }
     }
-    for (const auto& o : others) line.push_back(ratio_text(row, o));
+    for (const auto& o : others) line.push_back(ratio_text(row, kLeasehold, o));
+    for (const auto& r : ratios) line.push_back(ratio_text(row, r.numerator, r.denominator));
     for (const auto& t : targets) {
       const Measurement* m = find(row, t.name);
       line.push_back(m == nullptr ? "" : fairness_text(*m));
@@ -177,6 +182,46 @@ std::string format_goals(const std::vector<Row>& rows) {
     break;
   }
   if (!any_w2) out << "  W2: n/a\n";
+  return out.str();
+}
+
+std::string format_etcd_goals(const std::vector<Row>& rows, const std::vector<RatioPair>& pairs) {
+  std::ostringstream out;
+  int top = 0;
+  for (const auto& row : rows) top = std::max(top, row.clients);
+  out << "Goals vs etcd's own mutex (C=" << top << "):\n";
+  auto ratio_of = [](const Measurement& a, const Measurement& b) {
+    return b.ops_per_s > 0 ? a.ops_per_s / b.ops_per_s : INFINITY;
+  };
+  for (const auto& pair : pairs) {
+    const std::string label = pair.numerator + " vs " + pair.denominator;
+    bool seen_w1 = false, seen_w2 = false;
+    for (const auto& row : rows) {
+      if (row.clients != top) continue;
+      bool w1 = row.workload == "W1";
+      bool w2 = row.workload.rfind("W2", 0) == 0;
+      if ((!w1 && !w2) || (w1 && seen_w1) || (w2 && seen_w2)) continue;
+      const Measurement* a = find(row, pair.numerator);
+      const Measurement* b = find(row, pair.denominator);
+      if (a == nullptr || b == nullptr) continue;
+      double ratio = ratio_of(*a, *b);
+      double goal = w1 ? 5 : 20;
+      const char* unit = w1 ? "cycles/s" : "grants/s";
+      out << "  " << (w1 ? "W1 " : "W2 ") << label << " >= " << fmt("%.0fx", goal) << ": "
+          << fmt("%.0f", a->ops_per_s) << " vs " << fmt("%.0f", b->ops_per_s) << ' ' << unit
+          << " (" << fmt("%.2fx", ratio) << ") -> " << (ratio >= goal ? "met" : "NOT met") << '\n';
+      if (w2) {
+        bool fair = a->min_per_client > 0 && static_cast<double>(a->max_per_client) <=
+                                                 1.2 * static_cast<double>(a->min_per_client);
+        out << "  W2 " << pair.numerator << " max/min grants per client <= 1.2: "
+            << fairness_text(*a) << " (" << a->max_per_client << "/" << a->min_per_client
+            << ") -> " << (fair ? "met" : "NOT met") << '\n';
+      }
+      (w1 ? seen_w1 : seen_w2) = true;
+    }
+    if (!seen_w1) out << "  W1 " << label << ": n/a\n";
+    if (!seen_w2) out << "  W2 " << label << ": n/a\n";
+  }
   return out.str();
 }
 

@@ -1,8 +1,9 @@
 // bench/load/report.h: renders suite results: the side-by-side table, a CSV
 // for machines, and the project's goals checked against the numbers.
 //
-// Columns follow `targets` order. Ratio columns "leasehold/<t>" appear for
-// every non-leasehold target when a target named "leasehold" is present.
+// Columns follow `targets` order. Ratio columns "lh/<t>" appear for every
+// non-leasehold target when a target named "leasehold" is present, then any
+// explicit ratio pairs.
 // Fairness (max/min cycles per client) is shown for W2 rows only; "inf"
 // when some client got no grant at all.
 // Thread-safety: pure functions.
@@ -15,7 +16,16 @@
 
 namespace leasehold::bench {
 
-std::string format_table(const std::vector<Row>& rows, const std::vector<Target>& targets);
+// A ratio column "<numerator>/<denominator>" of two target names, e.g.
+// leasehold-on-etcd over etcd's own mutex on the same etcd.
+struct RatioPair {
+  std::string numerator;
+  std::string denominator;
+};
+
+// `ratios`: extra ratio columns after the automatic "lh/<t>" ones.
+std::string format_table(const std::vector<Row>& rows, const std::vector<Target>& targets,
+                         const std::vector<RatioPair>& ratios = {});
 
 // Header: workload,clients,target,ops_per_s,max_per_client,min_per_client,error
 std::string format_csv(const std::vector<Row>& rows, const std::vector<Target>& targets);
@@ -26,6 +36,14 @@ std::string format_csv(const std::vector<Row>& rows, const std::vector<Target>& 
 //   W2 at the largest C: leasehold >= 10x every Redis spin-lock variant, and
 //   leasehold max/min grants per client <= 1.05
 std::string format_goals(const std::vector<Row>& rows);
+
+// The goals of leasehold-on-etcd against etcd's own mutex (issue 6), for
+// each pair (numerator = leasehold-on-etcd, denominator = etcd mutex), at
+// the largest C:
+//   W1: numerator >= 5x denominator
+//   W2: numerator >= 20x denominator, and numerator max/min grants per
+//       client <= 1.2
+std::string format_etcd_goals(const std::vector<Row>& rows, const std::vector<RatioPair>& pairs);
 
 // True when some cell reported an error.
 bool any_errors(const std::vector<Row>& rows);

@@ -42,7 +42,13 @@ void report(const SuiteOptions& o, const Row& row, const std::string& target,
 
 // Systems whose W2 clients wait in a server-side queue (no retry delay).
 bool queues(const Target& t) {
-  return t.system == System::kLeasehold || t.system == System::kZookeeper;
+  return t.system == System::kLeasehold || t.system == System::kZookeeper ||
+         t.system == System::kEtcdMutex;
+}
+
+// Systems that speak the Redis protocol (W3 runs redis-benchmark on them).
+bool speaks_resp(const Target& t) {
+  return t.system == System::kLeasehold || t.system == System::kRedis;
 }
 
 class SuiteRun {
@@ -54,6 +60,7 @@ class SuiteRun {
     c.system = t.system;
     c.workload = w;
     c.endpoint = t.endpoint;
+    c.etcd_endpoints = t.etcd_endpoints;
     c.clients = clients;
     c.warmup = o_.warmup;
     c.duration = o_.duration;
@@ -77,6 +84,8 @@ class SuiteRun {
   }
 
   void run_w2(std::vector<Row>& rows) {
+    bool any_spin = std::any_of(o_.targets.begin(), o_.targets.end(),
+                                [](const Target& t) { return !queues(t); });
     for (int clients : o_.clients) {
       std::map<std::string, Measurement> queued;  // leasehold: one run per client count
       for (const auto& t : o_.targets) {
@@ -85,6 +94,10 @@ class SuiteRun {
         Measurement m = to_measurement(run_cell(cell(t, Workload::kOneLock, clients)), true);
         report(o_, probe, t.name, m);
         queued[t.name] = m;
+      }
+      if (!any_spin) {
+        rows.push_back(Row{"W2", clients, queued});
+        continue;
       }
       for (auto delay : o_.spin_retry_delays) {
         Row row{"W2 r=" + delay_label(delay), clients, queued};
@@ -105,7 +118,7 @@ class SuiteRun {
     for (int clients : o_.clients) {
       Row row{"W3", clients, {}};
       for (const auto& t : o_.targets) {
-        if (t.system == System::kZookeeper) continue;  // not a Redis protocol server
+        if (!speaks_resp(t)) continue;
         RedisBenchmarkOptions b;
         b.binary = o_.redis_benchmark;
         b.endpoint = t.endpoint;

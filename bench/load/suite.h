@@ -5,12 +5,13 @@
 // Rows (one per workload variant and client count):
 //   W1          each client acquires/releases its own lock (cycles/s)
 //   W2 r=<d>    all clients contend for one lock (grants/s); leasehold
-//               queues (WAIT 0, FIFO hand-off), ZooKeeper runs its lock
-//               recipe (watch the predecessor), Redis spins on SET NX PX
-//               with retry delay d; the leasehold and ZooKeeper cells are
-//               measured once per client count and shown in every W2 row
+//               queues (WAIT 0, FIFO hand-off), ZooKeeper and etcd-mutex
+//               run their lock recipes (watch the predecessor), Redis
+//               spins on SET NX PX with retry delay d; the queueing cells
+//               are measured once per client count and shown in every W2
+//               row; without Redis targets there is one row, "W2"
 //   W3          redis-benchmark SET key:<rand> v NX PX (requests/s; not
-//               for ZooKeeper)
+//               for ZooKeeper and etcd-mutex)
 //
 // Thread-safety: run_suite() blocks; call it from one thread.
 #pragma once
@@ -29,9 +30,10 @@
 namespace leasehold::bench {
 
 struct Target {
-  std::string name;  // "leasehold", "redis-always", "redis-default", "zookeeper"
+  std::string name;  // "leasehold", "redis-always", "redis-default", "zookeeper", ...
   System system = System::kRedis;
-  Endpoint endpoint;
+  Endpoint endpoint;           // every system but kEtcdMutex
+  std::string etcd_endpoints;  // kEtcdMutex: etcd client URLs, comma-separated
 };
 
 struct SuiteOptions {
