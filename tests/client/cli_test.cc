@@ -286,7 +286,11 @@ TEST_F(CliTest, ReadCommandsPrintTextAndJson) {
 
 // docs/client.md shows client/examples/quickstart.cc verbatim, and it runs.
 TEST_F(CliTest, QuickstartExampleRunsAndIsTheDocumentedOne) {
-  const std::string source_dir = std::getenv("LEASEHOLD_SOURCE_DIR") ? std::getenv("LEASEHOLD_SOURCE_DIR") : "..";
+#ifdef LEASEHOLD_SOURCE_DIR
+  const std::string source_dir = LEASEHOLD_SOURCE_DIR;  // set by leasehold_test_support
+#else
+  const std::string source_dir = std::getenv("LEASEHOLD_SOURCE_DIR") ? std::getenv("LEASEHOLD_SOURCE_DIR") : ".";
+#endif
   const std::string example = read_file(source_dir + "/client/examples/quickstart.cc");
   ASSERT_FALSE(example.empty());
   EXPECT_NE(read_file(source_dir + "/docs/client.md").find(example), std::string::npos)
