@@ -1,6 +1,7 @@
 #include "bench/load/etcd_mutex_client.h"
 
 #include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "etcd/client.h"
@@ -9,6 +10,8 @@
 
 namespace leasehold::bench {
 namespace {
+
+constexpr std::chrono::milliseconds kSetupRetryPause{100};
 
 class EtcdMutexClient final : public LockClient {
  public:
@@ -24,10 +27,23 @@ class EtcdMutexClient final : public LockClient {
   EtcdMutexClient(const EtcdMutexClient&) = delete;
   EtcdMutexClient& operator=(const EtcdMutexClient&) = delete;
 
+  // The first call opens the client's connection; on a loaded machine the
+  // connection attempt can time out before etcd answers (gRPC reports
+  // UNAVAILABLE), so the grant is retried within the I/O timeout. A grant
+  // that did land unseen only leaves a lease that expires after its TTL.
   Status setup() override {
-    auto grant = client_->lease_grant(lease_ttl_s_);
-    if (!grant) return grant.status();
-    lease_ = grant->id;
+    const Clock::time_point deadline = Clock::now() + io_timeout_;
+    for (;;) {
+      auto grant = client_->lease_grant(lease_ttl_s_);
+      if (grant) {
+        lease_ = grant->id;
+        break;
+      }
+      if (grant.status().code() != ErrorCode::kUnavailable || Clock::now() >= deadline) {
+        return grant.status();
+      }
+      std::this_thread::sleep_for(kSetupRetryPause);
+    }
     auto keepalive = etcd::LeaseKeepAlive::start(*client_, lease_, lease_ttl_s_);
     if (!keepalive) return keepalive.status();
     keepalive_ = std::move(keepalive.value());

@@ -16,7 +16,8 @@
 // revision, one waiter woken per release).
 //
 // Errors: make_etcd_mutex_client() fails with kInvalidArgument for a bad
-// endpoint list; setup() with the etcd client's errors (kUnavailable ...);
+// endpoint list; setup() with the etcd client's errors (it retries the lease
+// grant while etcd is kUnavailable, up to the I/O timeout);
 // step() with Mutex errors (kTimedOut when a lock is not granted within the
 // I/O timeout, kSessionExpired when the lease is gone, kUnavailable).
 // Thread-safety: one thread per client (the keepalive has its own thread).

@@ -54,8 +54,8 @@ std::vector<Row> sample_rows() {
 }
 
 TEST(LoadBenchReport, TableShowsRatiosAndFairness) {
-  std::vector<Target> targets = {{"leasehold", System::kLeasehold, {}},
-                                 {"redis-default", System::kRedis, {}}};
+  std::vector<Target> targets = {{"leasehold", System::kLeasehold, {}, {}},
+                                 {"redis-default", System::kRedis, {}, {}}};
   std::string table = format_table(sample_rows(), targets);
   EXPECT_NE(table.find("lh/redis-default"), std::string::npos) << table;
   EXPECT_NE(table.find("2.00x"), std::string::npos) << table;
@@ -74,8 +74,8 @@ TEST(LoadBenchReport, GoalsSayMetOrNot) {
 }
 
 TEST(LoadBenchReport, CsvHasOneLinePerCell) {
-  std::vector<Target> targets = {{"leasehold", System::kLeasehold, {}},
-                                 {"redis-default", System::kRedis, {}}};
+  std::vector<Target> targets = {{"leasehold", System::kLeasehold, {}, {}},
+                                 {"redis-default", System::kRedis, {}, {}}};
   std::string csv = format_csv(sample_rows(), targets);
   EXPECT_EQ(csv,
             "workload,clients,target,ops_per_s,max_per_client,min_per_client,error\n"
@@ -83,6 +83,47 @@ TEST(LoadBenchReport, CsvHasOneLinePerCell) {
             "W1,32,redis-default,10000.0,,,\n"
             "W2 r=0,32,leasehold,5000.0,160,155,\n"
             "W2 r=0,32,redis-default,1000.0,900,0,\n");
+}
+
+std::vector<Row> etcd_rows() {
+  Measurement lh1{6000, false, 0, 0, ""};
+  Measurement mx1{1000, false, 0, 0, ""};
+  Measurement lh2{2100, true, 70, 60, ""};
+  Measurement mx2{100, true, 4, 3, ""};
+  return {Row{"W1", 32, {{"lh-etcd1", lh1}, {"etcd-mutex1", mx1}}},
+          Row{"W2", 32, {{"lh-etcd1", lh2}, {"etcd-mutex1", mx2}}}};
+}
+
+TEST(LoadBenchReport, ExplicitRatioColumns) {
+  std::vector<Target> targets = {{"lh-etcd1", System::kLeasehold, {}, {}},
+                                 {"etcd-mutex1", System::kEtcdMutex, {}, "http://127.0.0.1:1"}};
+  std::string table = format_table(etcd_rows(), targets, {{"lh-etcd1", "etcd-mutex1"}});
+  EXPECT_NE(table.find("lh-etcd1/etcd-mutex1"), std::string::npos) << table;
+  EXPECT_NE(table.find("6.00x"), std::string::npos) << table;
+  EXPECT_NE(table.find("21.00x"), std::string::npos) << table;
+  EXPECT_EQ(table.find("lh/"), std::string::npos) << "no target is named leasehold\n" << table;
+}
+
+TEST(LoadBenchReport, EtcdGoalsSayMetOrNot) {
+  std::string goals = format_etcd_goals(etcd_rows(), {{"lh-etcd1", "etcd-mutex1"}});
+  EXPECT_NE(goals.find("W1 lh-etcd1 vs etcd-mutex1 >= 5x: 6000 vs 1000 cycles/s (6.00x) -> met"),
+            std::string::npos)
+      << goals;
+  EXPECT_NE(goals.find("W2 lh-etcd1 vs etcd-mutex1 >= 20x: 2100 vs 100 grants/s (21.00x) -> met"),
+            std::string::npos)
+      << goals;
+  // 70/60 = 1.17 <= 1.2
+  EXPECT_NE(goals.find("max/min grants per client <= 1.2: 1.17 (70/60) -> met"),
+            std::string::npos)
+      << goals;
+  auto rows = etcd_rows();
+  rows[1].by_target["lh-etcd1"].min_per_client = 50;  // 70/50 = 1.4
+  rows[0].by_target["etcd-mutex1"].ops_per_s = 2000;  // 3x
+  goals = format_etcd_goals(rows, {{"lh-etcd1", "etcd-mutex1"}});
+  EXPECT_NE(goals.find("(3.00x) -> NOT met"), std::string::npos) << goals;
+  EXPECT_NE(goals.find("1.40 (70/50) -> NOT met"), std::string::npos) << goals;
+  goals = format_etcd_goals(rows, {{"lh-etcd3", "etcd-mutex3"}});
+  EXPECT_NE(goals.find("W1 lh-etcd3 vs etcd-mutex3: n/a"), std::string::npos) << goals;
 }
 
 }  // namespace
