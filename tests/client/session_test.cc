@@ -64,13 +64,13 @@ class SessionTest : public ::testing::Test {
 
 TEST_F(SessionTest, KeepsItselfAliveAndClosesOnDestruction) {
   CLIENT();
-  auto s = open(300ms);
+  auto s = open(500ms);
   ASSERT_TRUE(s);
   const auto id = s->id();
-  std::this_thread::sleep_for(1200ms);  // four TTLs
+  std::this_thread::sleep_for(2000ms);  // four TTLs
   EXPECT_FALSE(s->lost()) << s->status().to_string();
   EXPECT_GT(s->safe_deadline(), Clock::now());
-  EXPECT_LE(s->safe_deadline(), Clock::now() + 300ms);
+  EXPECT_LE(s->safe_deadline(), Clock::now() + 500ms);
   EXPECT_FALSE(s->stop_token().stop_requested());
   s.reset();
   auto sessions = client_->list_sessions();
@@ -124,11 +124,11 @@ TEST_F(SessionTest, SharedAndSemaphoreModes) {
 TEST_F(SessionTest, KeepaliveSurvivesALongBlockingAcquire) {
   CLIENT();
   auto holder = open(2s);
-  auto waiter = open(300ms);
+  auto waiter = open(500ms);
   auto held = LockGuard::try_acquire(*holder, "long");
   ASSERT_TRUE(held.is_ok());
   auto fut = std::async(std::launch::async, [&] { return LockGuard::acquire(*waiter, "long", 5s); });
-  std::this_thread::sleep_for(1200ms);
+  std::this_thread::sleep_for(2000ms);  // four TTLs
   EXPECT_FALSE(waiter->lost()) << waiter->status().to_string();
   ASSERT_TRUE(held->release().is_ok());
   auto got = fut.get();
@@ -139,7 +139,7 @@ TEST_F(SessionTest, KeepaliveSurvivesALongBlockingAcquire) {
   auto again = open(2s);
   auto g2 = LockGuard::try_acquire(*again, "long2");
   ASSERT_TRUE(g2.is_ok());
-  auto timed_out = LockGuard::acquire(*waiter, "long2", 1200ms);
+  auto timed_out = LockGuard::acquire(*waiter, "long2", 2000ms);
   EXPECT_EQ(timed_out.status().code(), ErrorCode::kTimedOut);
   EXPECT_FALSE(waiter->lost());
 }
@@ -211,7 +211,7 @@ TEST_F(SessionTest, LostAtTheSafeDeadlineWhenTheServerIsFrozen) {
   server_.resume();
   const auto at = Clock::time_point(Clock::duration(lost_at.load()));
   EXPECT_GE(at, deadline);
-  EXPECT_LT(at - deadline, 200ms);
+  EXPECT_LT(at - deadline, 500ms);  // generous for loaded CI machines
   EXPECT_TRUE(g->lost());
   EXPECT_TRUE(s->lost());
 }
