@@ -36,7 +36,22 @@ void Node::Impl::propose(core::Command command, ProposeDone done) {
                           std::to_string(options_.max_batch_bytes));
   }
   queued_.push_back({std::move(command), std::move(done), bytes});
-  start_append();
+  schedule_append();
+}
+
+// The first proposal after an idle period does not start the append at once:
+// the start is posted behind the work the loop already has, so every request
+// read in the same loop iteration (e.g. one client's RELEASE and another's
+// ACQUIRE that arrived together) joins one batch and one fsync. While an
+// append is in flight nothing is scheduled: on_appended starts the next one.
+void Node::Impl::schedule_append() {
+  if (append_in_flight_ || append_scheduled_ || !failure_.is_ok()) return;
+  append_scheduled_ = true;
+  post_guarded([](Impl& self) {
+    self.append_scheduled_ = false;
+    if (self.is_primary()) self.start_append();
+    self.maybe_finish_shutdown();
+  });
 }
 
 void Node::Impl::start_append() {

@@ -70,6 +70,7 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   std::deque<Queued> queued_;
   Batch in_flight_;
   bool append_in_flight_ = false;
+  bool append_scheduled_ = false;  // a start_append task is posted (group_commit.cc)
   log::LogIndex applied_index_ = 0;
 
   // Snapshots.
@@ -110,6 +111,7 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   std::vector<std::function<void()>> shutdown_waiters_;
 
  private:
+  void schedule_append();
   void start_append();
   void on_appended(Result<log::LogIndex> result);
   void fail_batch(Batch batch, const Status& error);

@@ -32,11 +32,13 @@ TEST(NodeTimers, SessionExpiresOnlyAfterItsTtlWithoutKeepalive) {
   h.clock().advance(milliseconds(1));
   h.control().set_hold(true);
   h.node().run_due_timers();
-  EXPECT_EQ(h.control().append_count(), appends + 1);
+  ASSERT_TRUE(h.loop().run_until([&] { return h.control().append_count() == appends + 1; }));
   // Due but in flight: not proposed again, no longer keepalive-able.
   h.node().run_due_timers();
   h.clock().advance(milliseconds(5000));
   h.node().run_due_timers();
+  h.loop().run_for(milliseconds(50));  // a second proposal would be queued by now
+  EXPECT_EQ(h.node().stats().pending_proposals, 1u) << "expiry proposed twice";
   EXPECT_EQ(h.control().append_count(), appends + 1) << "expiry proposed twice";
   EXPECT_EQ(h.node().keepalive(s).status().code(), ErrorCode::kSessionExpired);
   h.control().set_hold(false);
