@@ -1,5 +1,6 @@
 #include "leasehold/session.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "client/client_core.h"
@@ -49,7 +50,16 @@ Status Session::close() {
               false);
   if (keepalive_.joinable()) keepalive_.join();
   if (!was_live) return Status::ok();  // expired or killed: nothing left on the server
-  Status st = state_->client->close_session(state_->id);
+  Status st;
+  if (before.code() == ErrorCode::kTimedOut) {
+    // The server was unreachable a moment ago: one short attempt only.
+    const auto bound = std::min(state_->client->options().call_timeout, Millis(500));
+    auto r = state_->client->core().call({"SESSION.CLOSE", std::to_string(state_->id)},
+                                         {Clock::now() + bound, detail::Retry::kIfNotSent, -1});
+    st = r.status();
+  } else {
+    st = state_->client->close_session(state_->id);
+  }
   if (st.code() == ErrorCode::kSessionExpired) return Status::ok();
   return st;
 }

@@ -23,8 +23,9 @@
 // marks the ones it no longer holds lost.
 //
 // close() (and the destructor) stops the keepalive and sends SESSION.CLOSE
-// once, bounded by ClientOptions::call_timeout; the server then releases the
-// session's locks. A closed session also requests its stop_token, but does
+// once, bounded by ClientOptions::call_timeout (by at most 500 ms after a
+// loss at the safe deadline, when the server may still keep the session);
+// the server then releases the session's locks. A closed session also requests its stop_token, but does
 // not call on_lost.
 //
 // Thread-safety: all const members and close() are safe from any thread.

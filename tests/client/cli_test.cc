@@ -180,6 +180,32 @@ TEST_F(CliTest, RevokeStopsTheCommandAndExits76) {
   EXPECT_EQ(lines_of(again.err).size(), 1u) << again.err;
 }
 
+// With the server frozen no keepalive is acknowledged: at the safe deadline
+// the command is stopped, before the server could have freed the lock.
+TEST_F(CliTest, FrozenServerStopsTheCommandAtTheSafeDeadline) {
+  const std::string marker = dir_.file("frozen.marker");
+  const std::string body = "trap 'echo term >> " + marker + "; exit 0' TERM; echo started >> " + marker +
+                           "; while true; do sleep 0.05; done";
+  Subprocess a = spawn("frozen", {"lock", "--ttl", "1s", "fz", "--", "sh", "-c", body});
+  ASSERT_TRUE(wait_for_text(marker, "started"));
+  server_.pause();
+  const auto t0 = Clock::now();
+  EXPECT_TRUE(wait_for_text(marker, "term", 5s));
+  const auto stopped_after = Clock::now() - t0;
+  // At most one TTL after the last acknowledged keepalive (plus polling).
+  EXPECT_LE(stopped_after, 1s + 300ms);
+  std::cout << "frozen server: command stopped after "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(stopped_after).count()
+            << " ms (TTL 1000 ms)\n";
+  const auto code = a.wait(5s);
+  const auto exited_after = Clock::now() - t0;
+  server_.resume();
+  EXPECT_EQ(code, 76);
+  EXPECT_LE(exited_after, 3s);  // one short SESSION.CLOSE attempt at most
+  const auto err = read_file(dir_.file("frozen.err"));
+  EXPECT_NE(err.find("safe deadline"), std::string::npos) << err;
+}
+
 TEST_F(CliTest, ACommandIgnoringTermIsKilledAfterTheGrace) {
   const std::string marker = dir_.file("stubborn.marker");
   const std::string body = "trap '' TERM; echo started >> " + marker + "; exec sleep 30";
