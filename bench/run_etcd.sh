@@ -45,9 +45,16 @@ fi
 
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-etcdbench-XXXXXX")
 pids=()
+driver_pid=
 
 stop_all() {
   local i j pid
+  # The driver runs under `timeout`, which has its own process group (a
+  # terminal's Ctrl-C does not reach it): stop it first.
+  if [[ -n $driver_pid ]]; then
+    kill -TERM "$driver_pid" 2>/dev/null || true
+    wait "$driver_pid" 2>/dev/null || true
+  fi
   # Reverse start order: leasehold nodes before the etcd they use.
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
     pid=${pids[i]}
@@ -175,7 +182,11 @@ echo "etcd:    $("$etcd_bin" --version | head -n 1 | sed 's/.*: //'), sizes ${ET
 echo "command: $driver ${targets[*]} ${ratios[*]} ${defaults[*]} $*"
 
 status=0
+# In the background and waited for, so that INT/TERM run the traps at once.
 timeout --kill-after=10 "${DRIVER_TIMEOUT:-3600}" \
-  "$driver" "${targets[@]}" "${ratios[@]}" "${defaults[@]}" "$@" || status=$?
+  "$driver" "${targets[@]}" "${ratios[@]}" "${defaults[@]}" "$@" &
+driver_pid=$!
+wait "$driver_pid" || status=$?
+driver_pid=
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, after the run)"
 exit "$status"
