@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/read_barrier.h"
 #include "etcd/election.h"
 #include "etcd/keepalive.h"
 #include "etcd/watcher.h"
@@ -40,6 +41,13 @@ class ClusterMember::Impl {
     if (campaign_thread_.joinable()) campaign_thread_.join();
     leader_watch_.reset();
     log_watch_.reset();
+    barrier_.reset();
+    if (node_ != nullptr) {
+      // The node may outlive the member: its reads must not pass unconfirmed.
+      node_->set_read_barrier([post = post_](std::function<void(Status)> done) {
+        post([done = std::move(done)] { done(Status(ErrorCode::kUnavailable, "shutting down")); });
+      });
+    }
     loop_->alive = false;
     if (log_ != nullptr) log_->set_term(std::nullopt);
   }
@@ -68,6 +76,12 @@ class ClusterMember::Impl {
     applied_.store(node_->stats().applied_index);
     node_->set_primary_address("", "no primary elected yet");
     node_->set_step_down_listener([this](const Status& why) { on_node_stepped_down(why); });
+    barrier_ = std::make_unique<ReadBarrier>(client_, options_.prefix(), *node_, post_, [this](const Status& why) {
+      if (node_->role() != node::Role::kPrimary) return;
+      node_->step_down(why);
+      on_node_stepped_down(why);
+    });
+    node_->set_read_barrier([this](std::function<void(Status)> done) { barrier_->request(std::move(done)); });
     spdlog::info("cluster node recovered prefix={} applied_index={} revision={}", options_.prefix(),
                  node_->stats().applied_index, log_->read_revision());
 
@@ -178,6 +192,7 @@ class ClusterMember::Impl {
   // Loop thread: an append failed (deposed / outcome unknown).
   void on_node_stepped_down(const Status& why) {
     log_->set_term(std::nullopt);
+    barrier_->set_term(std::nullopt);
     spdlog::warn("stepped down error=\"{}\"", why.to_string());
     node_->set_primary_address("", why.code() == ErrorCode::kUnavailable ? why.message() : "stepped down");
     apply_held();
@@ -266,6 +281,7 @@ class ClusterMember::Impl {
     on_loop([key = *won, target, catch_up_ms](Impl& self) {
       if (self.node_->role() == node::Role::kPrimary) return;
       self.log_->set_term(key);
+      self.barrier_->set_term(key);
       self.node_->promote();
       self.node_->set_primary_address("", "");
       spdlog::info("promoted to primary key={} term={} caught_up_to={} catch_up_ms={}", key.key,
@@ -284,6 +300,7 @@ class ClusterMember::Impl {
     spdlog::warn("leaving primary role error=\"{}\"", why.to_string());
     on_loop([why](Impl& self) {
       self.log_->set_term(std::nullopt);
+      self.barrier_->set_term(std::nullopt);
       self.node_->step_down(why);
       self.apply_held();
       if (self.node_->role() == node::Role::kStandby) {
@@ -306,6 +323,7 @@ class ClusterMember::Impl {
   std::map<log::LogIndex, std::string> held_;  // loop thread: seen on the watch, not applied yet
   std::unique_ptr<etcd::Watcher> log_watch_;
   std::unique_ptr<etcd::Watcher> leader_watch_;
+  std::unique_ptr<ReadBarrier> barrier_;  // loop thread
 
   std::mutex mu_;
   std::condition_variable cv_;

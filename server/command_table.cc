@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "server/args.h"
+#include "server/read_gate.h"
 
 namespace leasehold::server {
 
@@ -19,6 +20,7 @@ CommandTable::CommandTable() {
   add_lock_commands(specs_);
   add_fence_commands(specs_);
   add_compat_commands(specs_);
+  add_read_mode_commands(specs_);
   std::sort(specs_.begin(), specs_.end(),
             [](const CommandSpec& a, const CommandSpec& b) { return a.name < b.name; });
 }

@@ -4,6 +4,7 @@
 
 #include "server/args.h"
 #include "server/command_table.h"
+#include "server/read_gate.h"
 #include "server/server.h"
 
 namespace leasehold::server {
@@ -199,6 +200,9 @@ void Connection::pump() {
 void Connection::execute(Pending& p) {
   auto self = shared_from_this();
   server_.count_command();
+  if (needs_read_gate(server_, *p.spec)) {  // cluster mode: barrier / redirect / READONLY
+    return run_gated_read(server_, *p.spec, self, p.args, Responder(p.slot, weak_from_this(), protocol_));
+  }
   CommandContext ctx{server_, self, p.args, Responder(p.slot, weak_from_this(), protocol_)};
   p.spec->handler(ctx);
 }

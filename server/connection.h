@@ -67,6 +67,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void set_protocol(resp::Protocol p) { protocol_ = p; }
   const std::string& name() const { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }
+  // READONLY / READWRITE: a standby may answer this connection's reads from
+  // its (possibly stale) applied state (server/read_gate.h).
+  bool stale_reads() const { return stale_reads_; }
+  void set_stale_reads(bool on) { stale_reads_ = on; }
 
   // Out-of-band bytes (a RESP3 push), queued for writing now.
   void push(std::string bytes);
@@ -131,6 +135,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool repump_ = false;
 
   bool ever_completed_ = false;
+  bool stale_reads_ = false;
   Clock::time_point last_progress_;
 
   std::set<core::SessionId> watched_;

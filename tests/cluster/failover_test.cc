@@ -51,6 +51,7 @@ TEST(ClusterTest, StandbyAppliesTheSameLogAndRedirectsWrites) {
   // Same state on both (stale reads on the standby are allowed and equal here).
   auto standby = RespClient::connect(c->node(s).port);
   ASSERT_TRUE(standby);
+  ASSERT_EQ(standby->call({"READONLY"}).str, "OK");
   for (int i = 0; i < 20; ++i) {
     const std::string name = "lock" + std::to_string(i);
     auto a = primary->call({"LOCK.INFO", name});
@@ -254,6 +255,7 @@ TEST(ClusterTest, PausedPrimaryIsDeposedAndItsPendingWriteIsRejected) {
   for (int i : {p, np}) {
     auto conn = RespClient::connect(c->node(i).port);
     ASSERT_TRUE(conn);
+    ASSERT_EQ(conn->call({"READONLY"}).str, "OK");  // p is a standby now
     auto list = conn->call({"SESSION.LIST"});
     std::string owners;
     for (const auto& m : list.elements) {

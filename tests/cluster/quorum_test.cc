@@ -116,6 +116,7 @@ TEST(ClusterQuorumTest, WipedStandbyRejoinsFromTheEtcdSnapshot) {
   // Same state: every lock's last_token and holders agree.
   auto standby = RespClient::connect(c->node(s).port);
   ASSERT_TRUE(standby);
+  ASSERT_EQ(standby->call({"READONLY"}).str, "OK");  // stale reads on the standby
   auto a = conn->call({"LOCK.LIST"});
   auto b = standby->call({"LOCK.LIST"});
   ASSERT_EQ(a.elements.size(), b.elements.size());
