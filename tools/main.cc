@@ -16,7 +16,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // Usage errors: one line on stderr, exit 64 (EX_USAGE), like every
+    // other usage error of the leasehold subcommands.
+    std::cerr << "leasehold: " << e.what() << " (see --help)\n";
+    return 64;
   }
   return leasehold::tools::exit_code();
 }
