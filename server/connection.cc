@@ -138,7 +138,8 @@ void Connection::enqueue(resp::Value request) {
     return;
   }
   p.blocking = CommandTable::is_blocking_request(*p.spec, p.args);
-  p.pipelinable = (p.spec->flags & kWrite) != 0 && !p.blocking;
+  p.write = (p.spec->flags & kWrite) != 0;
+  p.pipelinable = p.write && !p.blocking;
   p.slot = std::make_shared<ReplySlot>();
   queue_.push_back(std::move(p));
 }
@@ -166,7 +167,10 @@ void Connection::pump() {
     for (std::size_t i = 0; i < queue_.size() && !closed_; ++i) {
       Pending& p = queue_[i];
       if (!p.started) {
-        const bool can = all_done_before || (p.pipelinable && only_pipelinable_before);
+        // A write (also a blocking one) may follow uncommitted writes: the
+        // node applies them in proposal order. Nothing starts behind a
+        // blocking request (it is not pipelinable) until it is answered.
+        const bool can = all_done_before || (p.write && only_pipelinable_before);
         if (!can) break;
         p.started = true;
         execute(p);
@@ -223,6 +227,19 @@ void Connection::append_output(const std::string& bytes) {
 
 void Connection::flush_output() {
   if (closed_ || write_in_flight_) return;
+  if (!wbuf_.empty()) {
+    // Usually the socket takes everything at once: one write(2), no
+    // uv_write_t, no allocation, no epoll change. The rest (if any) goes
+    // through uv_write below.
+    uv_buf_t now = uv_buf_init(wbuf_.data(), static_cast<unsigned int>(wbuf_.size()));
+    const int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &now, 1);
+    if (n > 0) {
+      wbuf_.erase(0, static_cast<std::size_t>(n));
+    } else if (n != UV_EAGAIN) {
+      close(uv_strerror(n));
+      return;
+    }
+  }
   if (wbuf_.empty()) {
     if (close_after_flush_ && queue_.empty()) close("quit");
     return;

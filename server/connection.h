@@ -7,7 +7,9 @@
 //     committed (the node applies them in proposal order);
 //   - any other command starts only when every earlier one has its reply
 //     (reads see this connection's earlier writes);
-//   - a blocking request (LOCK.ACQUIRE ... WAIT) is a barrier: nothing
+//   - a blocking write (LOCK.ACQUIRE ... WAIT) may also start behind
+//     uncommitted writes (so `RELEASE` + `ACQUIRE ... WAIT` sent together
+//     share one group commit), but it is a barrier: nothing
 //     behind it starts until it is answered (like BLPOP).
 // Limits: at most max_pipeline queued requests (then reading pauses), at
 // most max_output_bytes of unsent output (then the client is disconnected),
@@ -97,7 +99,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const CommandSpec* spec = nullptr;
     std::shared_ptr<ReplySlot> slot;
     bool started = false;
-    bool pipelinable = false;  // a non-blocking write
+    bool write = false;        // kWrite: may start behind uncommitted writes
+    bool pipelinable = false;  // a non-blocking write (later writes may start behind it)
     bool blocking = false;
   };
 

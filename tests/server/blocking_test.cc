@@ -88,6 +88,40 @@ TEST_F(Blocking, PipelinedCommandsWaitBehindABlockedOne) {
       << "the read after the grant sees it";
 }
 
+// A lock client that loops (release, then ask again) sends both at once:
+// the release hands the lock to the first waiter, the new acquire queues
+// behind it (FIFO), and both share one group commit.
+TEST_F(Blocking, PipelinedReleaseThenWaitingAcquireHandsOffAndQueuesInOneBatch) {
+  RespClient a = client(), b = client(), admin = client();
+  const auto sa = open_session(a), sb = open_session(b);
+  Value ta = a.call({"LOCK.ACQUIRE", "L", sa});
+  ASSERT_EQ(ta.type, Type::kInteger);
+  ASSERT_TRUE(b.send({"LOCK.ACQUIRE", "L", sb, "WAIT", "0"}));
+  ASSERT_TRUE(wait_for_waiters(admin, "L", 1));
+  const auto batches = [&admin] {
+    const std::string info = admin.call({"INFO", "log"}).str;
+    const auto at = info.find("batches_committed:");
+    return at == std::string::npos ? -1 : std::stoll(info.substr(at + 18));
+  };
+  const long long before = batches();
+  std::string pipeline;
+  resp::append_command(pipeline, {"LOCK.RELEASE", "L", sa, std::to_string(ta.integer)});
+  resp::append_command(pipeline, {"LOCK.ACQUIRE", "L", sa, "WAIT", "0"});
+  ASSERT_TRUE(a.send_raw(pipeline));
+  EXPECT_EQ(a.read()->str, "OK");
+  auto tb = b.read();
+  ASSERT_TRUE(tb) << tb.status().to_string();
+  ASSERT_EQ(tb->type, Type::kInteger);
+  EXPECT_GT(tb->integer, ta.integer);
+  ASSERT_TRUE(wait_for_waiters(admin, "L", 1)) << "a's new acquire queues behind b";
+  EXPECT_EQ(batches(), before + 1) << "the release and the acquire share one commit";
+  EXPECT_EQ(a.read(200ms).status().code(), ErrorCode::kTimedOut);
+  ASSERT_EQ(b.call({"LOCK.RELEASE", "L", sb, std::to_string(tb->integer)}), Value::simple("OK"));
+  auto ta2 = a.read();
+  ASSERT_TRUE(ta2);
+  EXPECT_GT(ta2->integer, tb->integer);
+}
+
 TEST_F(Blocking, ExpiredHolderHandsOffWithHigherToken) {
   RespClient a = client(), b = client();
   const auto sa = open_session(a, 300);
