@@ -199,7 +199,12 @@ RunReport ScenarioRun::run() {
   }
   for (WorkerView* w : {&a_, &b_}) {
     if (!broken_.empty()) w->process.kill_now();  // A may still be frozen
-    if (!w->process.wait_exit(SteadyClock::now() + milliseconds(5000))) w->process.kill_now();
+    auto code = w->process.wait_exit(SteadyClock::now() + milliseconds(5000));
+    if (!code) w->process.kill_now();
+    if (broken_.empty() && (!code || *code != 0)) {
+      broken_ = "worker " + w->role + (code ? " exited with status " + std::to_string(*code)
+                                            : std::string(" did not exit"));
+    }
   }
   if (ledger) {
     auto final_record = (*ledger)->read();

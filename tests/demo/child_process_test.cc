@@ -50,7 +50,7 @@ TEST(ChildProcess, WaitsAreBoundedAndTheDestructorKillsAStoppedChild) {
   pid_t pid = -1;
   {
     ChildSpec spec;
-    spec.argv = {"/bin/sh", "-c", "kill -STOP $$; sleep 60"};
+    spec.argv = {"/bin/sh", "-c", "kill -STOP $$; exec sleep 60"};
     auto child = ChildProcess::spawn(spec);
     ASSERT_TRUE(child);
     pid = child->pid();
@@ -64,7 +64,7 @@ TEST(ChildProcess, WaitsAreBoundedAndTheDestructorKillsAStoppedChild) {
 
 TEST(ChildProcess, RunToCompletionKillsAtTheTimeout) {
   ChildSpec spec;
-  spec.argv = {"/bin/sh", "-c", "sleep 60"};
+  spec.argv = {"/bin/sh", "-c", "exec sleep 60"};  // exec: no orphan holding ctest's pipes
   const auto start = SteadyClock::now();
   auto code = run_to_completion(spec, milliseconds(200));
   ASSERT_FALSE(code);
