@@ -17,12 +17,6 @@ constexpr milliseconds kMinTtl{200};
 constexpr milliseconds kMaxTtl{60'000};
 constexpr milliseconds kMaxPause{600'000};
 
-std::string seconds_text(milliseconds ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fs", static_cast<double>(ms.count()) / 1000.0);
-  return buf;
-}
-
 Status validate(const PauseDemoOptions& o) {
   auto bad = [](const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); };
   if (o.leasehold_binary.empty()) return bad("no leasehold binary to run the workers with");

@@ -12,12 +12,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::string seconds_text(milliseconds ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fs", static_cast<double>(ms.count()) / 1000.0);
-  return buf;
-}
-
 std::string record_text(const LedgerRecord& r) {
   return "writer=" + r.writer + " token=" + std::to_string(r.token) + " \"" + r.body + "\"";
 }

@@ -67,6 +67,12 @@ Result<Event> decode_event(std::string_view line) {
   return e;
 }
 
+std::string seconds_text(std::chrono::milliseconds ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fs", static_cast<double>(ms.count()) / 1000.0);
+  return buf;
+}
+
 std::int64_t steady_ns(SteadyClock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }

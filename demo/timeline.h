@@ -52,6 +52,9 @@ std::string encode_event(const Event& event);
 // The inverse; kInvalidArgument for a line that is not an event.
 Result<Event> decode_event(std::string_view line);
 
+// "2.00s": a duration for the timeline.
+std::string seconds_text(std::chrono::milliseconds ms);
+
 // Nanoseconds of steady_clock's epoch (to hand a run's start to a worker).
 std::int64_t steady_ns(SteadyClock::time_point t);
 SteadyClock::time_point from_steady_ns(std::int64_t ns);

@@ -44,12 +44,6 @@ class EventSink {
   const SteadyClock::time_point start_;
 };
 
-std::string seconds(Millis ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fs", static_cast<double>(ms.count()) / 1000.0);
-  return buf;
-}
-
 // Waits (bounded) until the client library has noticed the loss, so the
 // timeline can say how the worker learned it.
 void report_loss(const client::LockGuard& guard, EventSink& events) {
@@ -91,7 +85,7 @@ int run_worker(const WorkerConfig& config) {
   auto session = client::Session::open(*cl, so);
   if (!session) return fail("cannot open a session", session.status());
   events.emit(EventKind::kInfo, "opened session " + std::to_string((*session)->id()) + " (TTL " +
-                                    seconds(config.ttl) + ", keepalive thread running)");
+                                    seconds_text(config.ttl) + ", keepalive thread running)");
 
   auto guard = client::LockGuard::acquire(**session, config.lock, config.acquire_wait);
   if (!guard) return fail("lock " + config.lock + " not acquired", guard.status());
@@ -111,7 +105,7 @@ int run_worker(const WorkerConfig& config) {
                                                          SteadyClock::now());
     events.emit(EventKind::kInfo,
                 std::string("checks its lease: ") + (guard->valid() ? "valid" : "NOT valid") +
-                    ", safe for another " + seconds(left) + " -> goes on writing",
+                    ", safe for another " + seconds_text(left) + " -> goes on writing",
                 token);
     events.emit(EventKind::kPausing, "is about to hit a stop-the-world pause mid-write", token);
     ::kill(::getpid(), SIGSTOP);  // the whole process stops here until SIGCONT

@@ -65,6 +65,11 @@ TEST(Timeline, PrintsOffsetActorAndText) {
   EXPECT_EQ(tl.lines().size(), 3u);
 }
 
+TEST(Timeline, SecondsText) {
+  EXPECT_EQ(seconds_text(std::chrono::milliseconds(2000)), "2.00s");
+  EXPECT_EQ(seconds_text(std::chrono::milliseconds(4013)), "4.01s");
+}
+
 TEST(Timeline, SteadyNanosecondsRoundTrip) {
   const auto now = SteadyClock::now();
   EXPECT_EQ(from_steady_ns(steady_ns(now)), now);
