@@ -64,14 +64,28 @@ class ClusterMember::Impl {
     lo.prefix = options_.prefix();
     lo.local_dir = options_.data_dir;
     lo.append_timeout = options_.append_timeout;
-    auto log = log::EtcdLog::open(lo);
-    if (!log) return log.status();
-    log_ = log->get();
     node_options.cluster_mode = true;
     node_options.max_batch_bytes = std::min(node_options.max_batch_bytes, log::kEtcdMaxBatchBytes);
-    auto node = node::Node::open(node_options, std::move(log).value(), clock, post_);
-    if (!node) return node.status();
-    owned_node_ = std::move(node).value();
+    // Recovery reads etcd. A just-started (or loaded) etcd may miss the first
+    // calls' deadline: retry kUnavailable for a bounded time.
+    const auto recover_until = std::chrono::steady_clock::now() +
+                               std::max<std::chrono::milliseconds>(std::chrono::seconds(2), 5 * options_.etcd_timeout);
+    for (;;) {
+      auto log = log::EtcdLog::open(lo);
+      if (!log) return log.status();
+      log::EtcdLog* raw_log = log->get();
+      auto node = node::Node::open(node_options, std::move(log).value(), clock, post_);
+      if (node) {
+        log_ = raw_log;  // owned by the node from here on (only then: ~Impl uses it)
+        owned_node_ = std::move(node).value();
+        break;
+      }
+      if (node.status().code() != ErrorCode::kUnavailable || std::chrono::steady_clock::now() >= recover_until) {
+        return node.status();
+      }
+      spdlog::warn("cluster recovery: etcd unavailable, retrying error=\"{}\"", node.status().to_string());
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
     node_ = owned_node_.get();
     applied_.store(node_->stats().applied_index);
     node_->set_primary_address("", "no primary elected yet");

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "tests/cluster/cluster_fixture.h"
@@ -132,6 +134,33 @@ TEST(ClusterQuorumTest, WipedStandbyRejoinsFromTheEtcdSnapshot) {
     }
   }
   EXPECT_EQ(c->info_field(s, "applied_revision"), c->info_field(p, "applied_revision"));
+}
+
+// No etcd at all at start: recovery retries for a bounded time, then the
+// server exits with a clear error (and, under ASan, without touching the log
+// its failed node open destroyed).
+TEST(ClusterQuorumTest, UnreachableEtcdAtStartFailsCleanlyWithinTheBound) {
+  TempDir dir;
+  const std::uint16_t port = free_port();
+  const std::string stderr_path = dir.path() + "/stderr";
+  SpawnOptions opts;
+  opts.stderr_path = stderr_path;
+  const auto started = SteadyClock::now();
+  auto p = Subprocess::spawn({leasehold_binary(), "server", "--listen", loopback(port), "--data-dir",
+                              dir.path() + "/data", "--etcd", "http://" + loopback(free_port()), "--cluster",
+                              "test", "--etcd-timeout-ms", "200"},
+                             opts);
+  ASSERT_TRUE(p) << p.status().to_string();
+  const auto code = p->wait(20s);
+  ASSERT_TRUE(code.has_value()) << "the server did not give up";
+  const auto took = SteadyClock::now() - started;
+  EXPECT_EQ(*code, 1);
+  EXPECT_LT(took, 15s);
+  std::ifstream in(stderr_path);
+  const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(err.find("leasehold server: "), std::string::npos) << err;
+  EXPECT_NE(err.find("etcd unavailable"), std::string::npos) << err;
+  EXPECT_EQ(err.find("Sanitizer"), std::string::npos) << err;
 }
 
 }  // namespace
