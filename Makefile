@@ -39,6 +39,7 @@ test: test-release test-asan
 
 bench: build
 	./$(BUILD)/bench/leasehold_core_bench
+	BUILD=$(BUILD) bash bench/run_all.sh
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN)
