@@ -7,16 +7,14 @@
 #include <cstdint>
 #include <string>
 
+#include "common/loopback.h"
 #include "leasehold/status.h"
 
 namespace leasehold::demo {
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0). Another
-// process may take it before we do; callers retry on a bind failure.
-// Errors: kIoError.
-Result<std::uint16_t> pick_free_port();
-// True once a TCP connect to 127.0.0.1:port succeeds; false after `timeout`.
-bool wait_until_accepting(std::uint16_t port, std::chrono::milliseconds timeout);
+// Ports on 127.0.0.1: common/loopback.h.
+using net::pick_free_port;
+using net::wait_until_accepting;
 
 // A fresh directory "/tmp/<prefix>.XXXXXX", removed with its contents when
 // the object dies.
