@@ -9,6 +9,7 @@
 #include <mutex>
 #include <stop_token>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cluster/read_barrier.h"
@@ -39,6 +40,7 @@ class ClusterMember::Impl {
     stop_all_.request_stop();
     cv_.notify_all();
     if (campaign_thread_.joinable()) campaign_thread_.join();
+    if (catch_up_thread_.joinable()) catch_up_thread_.join();
     leader_watch_.reset();
     log_watch_.reset();
     barrier_.reset();
@@ -99,29 +101,15 @@ class ClusterMember::Impl {
     spdlog::info("cluster node recovered prefix={} applied_index={} revision={}", options_.prefix(),
                  node_->stats().applied_index, log_->read_revision());
 
-    etcd::WatchOptions wo;
-    wo.key = log::EtcdLog::log_prefix(options_.prefix());
-    wo.range_end = etcd::prefix_end(wo.key);
-    wo.start_revision = log_->read_revision() + 1;
-    auto watch = etcd::Watcher::start(
-        *client_, wo, [this](const std::vector<etcd::WatchEvent>& events) { on_log_events(events); },
-        [this](const etcd::WatchFailure& failure) {
-          fatal_later(Status(failure.status.code(), "log watch failed: " + failure.status.message() +
-                                                         " (restart the node to reload from the snapshot)"));
-        });
+    auto watch = start_log_watch(log_->read_revision() + 1, watch_generation_);
     if (!watch) return watch.status();
     log_watch_ = std::move(watch).value();
-
-    etcd::WatchOptions lw;
-    lw.key = election_prefix() + "/";
-    lw.range_end = etcd::prefix_end(lw.key);
-    auto leader_watch = etcd::Watcher::start(*client_, lw, [this](const std::vector<etcd::WatchEvent>&) {
-      refresh_leader();
-    });
+    auto leader_watch = start_leader_watch();
     if (!leader_watch) return leader_watch.status();
     leader_watch_ = std::move(leader_watch).value();
     refresh_leader();
     campaign_thread_ = std::thread([this] { campaign_loop(); });
+    catch_up_thread_ = std::thread([this] { catch_up_loop(); });
     return Status::ok();
   }
 
@@ -168,12 +156,24 @@ class ClusterMember::Impl {
   void apply_held() {
     const log::LogIndex applied = node_->stats().applied_index;
     held_.erase(held_.begin(), held_.upper_bound(applied));
+    if (recovering_.load()) {
+      // The catch-up applies the log up to its read; keep what the new watch
+      // delivers after it. Too much: read again after this catch-up.
+      if (held_.size() > kMaxHeldEntries) {
+        held_.clear();
+        recover_again_ = Status(ErrorCode::kLimitExceeded, "too many log entries held during a catch-up");
+      }
+      return;
+    }
     if (node_->role() == node::Role::kStandby) {
       while (!held_.empty()) {
         auto it = held_.begin();
         auto batch = log::EtcdLog::entry_batch(it->second);
         Status st = batch ? node_->follow(it->first, *batch) : batch.status();
-        if (!st) return fatal_later(st);
+        if (!st) {
+          if (st.code() == ErrorCode::kCorruption) return fatal_later(st);
+          return request_catch_up(st);  // a log gap: reload from etcd
+        }
         held_.erase(it);
       }
     } else if (held_.size() > kMaxHeldEntries) {
@@ -285,7 +285,7 @@ class ClusterMember::Impl {
     }
     {
       std::unique_lock lock(mu_);
-      while (!lease_stop.stop_requested() && applied_.load() < target) {
+      while (!lease_stop.stop_requested() && (applied_.load() < target || recovering_.load())) {
         cv_.wait_for(lock, std::chrono::milliseconds(20));
       }
     }
@@ -294,6 +294,16 @@ class ClusterMember::Impl {
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - elected_at);
     on_loop([key = *won, target, catch_up_ms](Impl& self) {
       if (self.node_->role() == node::Role::kPrimary) return;
+      if (self.recovering_.load()) {
+        // A catch-up began after the check above: not caught up; resign.
+        {
+          std::lock_guard lock(self.mu_);
+          self.stepped_down_ = true;
+          self.step_down_why_ = Status(ErrorCode::kUnavailable, "elected while catching up the log; campaigning again");
+        }
+        self.cv_.notify_all();
+        return;
+      }
       self.log_->set_term(key);
       self.barrier_->set_term(key);
       self.node_->promote();
@@ -325,6 +335,186 @@ class ClusterMember::Impl {
     (void)election.resign();
   }
 
+  // ---- Catch-up (docs/cluster.md "Falling behind a compaction"): a standby
+  // whose log watch fell behind an etcd compaction, or saw a log gap, reloads
+  // the etcd snapshot and the log after it (one read at one revision R), and
+  // watches again from R + 1. Runs on catch_up_thread_; the state is changed
+  // on the loop thread only. Retries with backoff while etcd is unavailable;
+  // gives up (on_fatal) only on corruption.
+
+  Result<std::unique_ptr<etcd::Watcher>> start_log_watch(std::int64_t from_revision, std::uint64_t generation) {
+    etcd::WatchOptions wo;
+    wo.key = log::EtcdLog::log_prefix(options_.prefix());
+    wo.range_end = etcd::prefix_end(wo.key);
+    wo.start_revision = from_revision;
+    return etcd::Watcher::start(
+        *client_, wo, [this](const std::vector<etcd::WatchEvent>& events) { on_log_events(events); },
+        [this, generation](const etcd::WatchFailure& failure) {
+          Status why = failure.compact_revision > 0
+                           ? Status(failure.status.code(), "log watch fell behind a compaction: " +
+                                                               failure.status.message())
+                           : Status(failure.status.code(), "log watch failed: " + failure.status.message());
+          on_loop([why = std::move(why), generation](Impl& self) {
+            if (generation != self.watch_generation_) return;  // a watch already replaced
+            self.request_catch_up(why);
+          });
+        });
+  }
+
+  Result<std::unique_ptr<etcd::Watcher>> start_leader_watch() {
+    etcd::WatchOptions lw;
+    lw.key = election_prefix() + "/";
+    lw.range_end = etcd::prefix_end(lw.key);
+    return etcd::Watcher::start(
+        *client_, lw, [this](const std::vector<etcd::WatchEvent>&) { refresh_leader(); },
+        [this](const etcd::WatchFailure& failure) {
+          spdlog::warn("leader watch failed, restarting it error=\"{}\"", failure.status.to_string());
+          {
+            std::lock_guard lock(mu_);
+            leader_watch_lost_ = true;
+          }
+          cv_.notify_all();
+        });
+  }
+
+  // Loop thread: the log watch broke (or a gap): catch up as a standby.
+  void request_catch_up(const Status& why) {
+    if (recovering_.load()) {
+      if (recover_again_.is_ok()) recover_again_ = why;
+      return;
+    }
+    recovering_.store(true);  // from here apply_held() only holds entries
+    recovery_why_ = why;
+    recovery_from_applied_ = node_->stats().applied_index;
+    recovery_started_ = std::chrono::steady_clock::now();
+    if (node_->role() == node::Role::kPrimary) {
+      // A primary never resets its state: it steps down first.
+      const Status down(ErrorCode::kUnavailable, "stepped down to catch up the log: " + why.message());
+      node_->step_down(down);
+      on_node_stepped_down(down);
+    }
+    spdlog::info("log catch-up started applied_index={} error=\"{}\"", recovery_from_applied_, why.to_string());
+    {
+      std::lock_guard lock(mu_);
+      catch_up_requested_ = true;
+    }
+    cv_.notify_all();
+  }
+
+  void catch_up_loop() {
+    const std::stop_token stop = stop_all_.get_token();
+    for (;;) {
+      bool catch_up = false;
+      bool leader = false;
+      {
+        std::unique_lock lock(mu_);
+        while (!stop.stop_requested() && !catch_up_requested_ && !leader_watch_lost_) {
+          cv_.wait_for(lock, std::chrono::milliseconds(50));
+        }
+        if (stop.stop_requested()) return;
+        catch_up = std::exchange(catch_up_requested_, false);
+        leader = std::exchange(leader_watch_lost_, false);
+      }
+      if (leader) restart_leader_watch(stop);
+      if (catch_up) run_catch_up(stop);
+    }
+  }
+
+  void restart_leader_watch(const std::stop_token& stop) {
+    leader_watch_.reset();
+    std::chrono::milliseconds backoff{100};
+    while (!stop.stop_requested()) {
+      auto watch = start_leader_watch();
+      if (watch) {
+        leader_watch_ = std::move(watch).value();
+        refresh_leader();
+        return;
+      }
+      spdlog::warn("leader watch restart failed, retrying in {} ms error=\"{}\"", backoff.count(),
+                   watch.status().to_string());
+      sleep_for(backoff, stop);
+      backoff = std::min<std::chrono::milliseconds>(2 * backoff, std::chrono::seconds(2));
+    }
+  }
+
+  void run_catch_up(const std::stop_token& stop) {
+    log_watch_.reset();  // events it still posted are harmless: entries are held by index
+    std::chrono::milliseconds backoff{100};
+    for (int attempt = 1; !stop.stop_requested(); ++attempt) {
+      const Status st = catch_up_once(attempt, stop);
+      if (st) return;
+      if (stop.stop_requested()) return;
+      if (st.code() == ErrorCode::kCorruption) {
+        return fatal_later(Status(st.code(), "log catch-up failed: " + st.message()));
+      }
+      spdlog::warn("log catch-up attempt={} failed, retrying in {} ms error=\"{}\"", attempt, backoff.count(),
+                   st.to_string());
+      sleep_for(backoff, stop);
+      backoff = std::min<std::chrono::milliseconds>(2 * backoff, std::chrono::seconds(2));
+    }
+  }
+
+  // Catch-up thread: read, start the new watch, let the loop thread apply.
+  Status catch_up_once(int attempt, const std::stop_token& stop) {
+    auto data = log_->read_catch_up(kMaxHeldEntries);
+    if (!data) return data.status();
+    const std::uint64_t generation = next_generation_.fetch_add(1);
+    auto watch = start_log_watch(data->revision + 1, generation);
+    if (!watch) return watch.status();
+    auto shared = std::make_shared<log::EtcdCatchUp>(std::move(data).value());
+    auto result = std::make_shared<std::optional<Status>>();
+    // The watcher outlives the task: this thread waits for its answer, and
+    // the task cannot run after ~Impl (which joins this thread) began.
+    on_loop([shared, w = watch->get(), generation, attempt, result](Impl& self) {
+      Status st = self.apply_catch_up(*shared, *w, generation, attempt);
+      {
+        std::lock_guard lock(self.mu_);
+        *result = std::move(st);
+      }
+      self.cv_.notify_all();
+    });
+    Status outcome;
+    {
+      std::unique_lock lock(mu_);
+      while (!result->has_value()) {
+        if (stop.stop_requested()) return Status(ErrorCode::kUnavailable, "shutting down");
+        cv_.wait_for(lock, std::chrono::milliseconds(20));
+      }
+      outcome = **result;
+    }
+    if (outcome) log_watch_ = std::move(watch).value();
+    return outcome;
+  }
+
+  // Loop thread: the state becomes the etcd snapshot plus the entries after
+  // it (everything up to data.revision); the new watch continues from there.
+  Status apply_catch_up(log::EtcdCatchUp& data, const etcd::Watcher& watch, std::uint64_t generation,
+                        int attempt) {
+    if (watch.failed()) return Status(ErrorCode::kUnavailable, "the new log watch failed before it was installed");
+    if (node_->role() == node::Role::kPrimary) {
+      return Status(ErrorCode::kConflict, "this node is primary; only a standby catches up");
+    }
+    if (Status st = node_->reset_to_snapshot(data.snapshot_index, data.snapshot_bytes); !st) return st;
+    for (const auto& [index, batch] : data.entries) {
+      if (Status st = node_->follow(index, batch); !st) return st;
+    }
+    watch_generation_ = generation;
+    recovering_.store(false);
+    const log::LogIndex applied = node_->stats().applied_index;
+    applied_.store(applied);
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                            recovery_started_);
+    spdlog::warn(
+        "log catch-up recovered from the etcd snapshot reason=\"{}\" applied_index_before={} snapshot_index={} "
+        "replayed_entries={} applied_index={} read_revision={} watch_from_revision={} attempts={} took_ms={}",
+        recovery_why_.message(), recovery_from_applied_, data.snapshot_index, data.entries.size(), applied,
+        data.revision, data.revision + 1, attempt, took.count());
+    apply_held();  // what the new watch delivered meanwhile
+    cv_.notify_all();
+    if (!recover_again_.is_ok()) request_catch_up(std::exchange(recover_again_, Status()));
+    return Status::ok();
+  }
+
   ClusterOptions options_;
   node::Executor post_;
   FatalHandler on_fatal_;
@@ -335,6 +525,8 @@ class ClusterMember::Impl {
   node::Node* node_ = nullptr;
   std::atomic<log::LogIndex> applied_{0};
   std::map<log::LogIndex, std::string> held_;  // loop thread: seen on the watch, not applied yet
+  // Created by open(); after it, replaced only by the catch-up thread;
+  // destroyed by ~Impl after that thread was joined.
   std::unique_ptr<etcd::Watcher> log_watch_;
   std::unique_ptr<etcd::Watcher> leader_watch_;
   std::unique_ptr<ReadBarrier> barrier_;  // loop thread
@@ -346,6 +538,18 @@ class ClusterMember::Impl {
   Status step_down_why_;      // guarded by mu_
   std::stop_source stop_all_;
   std::thread campaign_thread_;
+
+  // Catch-up (see "Catch-up" above): the thread that replaces the watches.
+  std::atomic<bool> recovering_{false};  // written on the loop thread
+  std::uint64_t watch_generation_ = 0;   // loop thread: the installed log watch
+  std::atomic<std::uint64_t> next_generation_{1};
+  Status recovery_why_;                  // loop thread
+  log::LogIndex recovery_from_applied_ = 0;  // loop thread
+  SteadyTime recovery_started_;          // loop thread
+  Status recover_again_;                 // loop thread: non-OK = catch up again after this one
+  bool catch_up_requested_ = false;      // guarded by mu_
+  bool leader_watch_lost_ = false;       // guarded by mu_
+  std::thread catch_up_thread_;
 };
 
 Result<std::unique_ptr<ClusterMember>> ClusterMember::start(const ClusterOptions& options,

@@ -190,11 +190,11 @@ Result<LogIndex> EtcdLog::do_append(LogIndex index, const std::string& batch) {
   return last_error;
 }
 
-Status EtcdLog::read(LogIndex from, const Visitor& visit) {
+Status EtcdLog::read_entries(LogIndex from, std::int64_t revision, const Visitor& visit, std::int64_t* read_at,
+                             LogIndex* last_out) {
   const std::string p = log_prefix(options_.prefix);
   const std::string end = etcd::prefix_end(p);
   std::string start = log_key(options_.prefix, from);
-  std::int64_t revision = 0;
   LogIndex expect = from;
   LogIndex last = from == 0 ? 0 : from - 1;
   for (;;) {
@@ -224,6 +224,15 @@ Status EtcdLog::read(LogIndex from, const Visitor& visit) {
     if (!r->more || r->kvs.empty()) break;
     start = r->kvs.back().key + '\0';
   }
+  *read_at = revision;
+  *last_out = last;
+  return Status::ok();
+}
+
+Status EtcdLog::read(LogIndex from, const Visitor& visit) {
+  std::int64_t revision = 0;
+  LogIndex last = 0;
+  if (Status st = read_entries(from, 0, visit, &revision, &last); !st) return st;
   std::lock_guard lock(state_->mu);
   state_->read_revision = revision;
   state_->position.last = std::max(state_->position.last, last);

@@ -39,6 +39,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "etcd/client.h"
 #include "etcd/key_queue.h"
@@ -56,6 +58,17 @@ struct EtcdLogOptions {
 
 // Largest batch one append accepts (etcd's value limit minus the header).
 inline constexpr std::size_t kEtcdMaxBatchBytes = etcd::kMaxValueBytes - 64;
+
+// What a standby that lost its log watch needs to catch up (read_catch_up()):
+// one consistent read of etcd at store revision `revision`.
+struct EtcdCatchUp {
+  LogIndex snapshot_index = 0;  // the etcd snapshot; 0 = none stored (start from the empty state)
+  std::string snapshot_bytes;
+  // Every log entry after the snapshot at `revision`, in index order, without
+  // gaps (the batches, entry header removed).
+  std::vector<std::pair<LogIndex, std::string>> entries;
+  std::int64_t revision = 0;    // watch the log from revision + 1
+};
 
 class EtcdLog final : public Log {
  public:
@@ -81,6 +94,16 @@ class EtcdLog final : public Log {
   void observe(LogIndex index);
   // etcd store revision seen by the last read() (the watch continues after it).
   std::int64_t read_revision() const;
+  // Catch-up read for a standby whose watch fell behind a compaction (or saw
+  // a gap): the etcd snapshot (meta and chunks) and every entry after it,
+  // all read at ONE store revision (the meta read's), so snapshot + entries
+  // are exactly the log at that revision. Raises position() (last, snapshot)
+  // to what it read. Does not touch the local snapshot file. Thread-safe
+  // (meant for a background thread; blocks up to a few etcd call timeouts).
+  // Errors: kUnavailable (etcd), kNotFound (that revision was compacted
+  // while reading: retry), kLimitExceeded (more than `max_entries` entries
+  // after the snapshot), kCorruption (malformed meta/chunk/entry, a gap).
+  Result<EtcdCatchUp> read_catch_up(std::size_t max_entries);
 
   // Key layout helpers (shared with cluster/).
   static std::string log_key(std::string_view prefix, LogIndex index);
@@ -100,6 +123,13 @@ class EtcdLog final : public Log {
   Status do_save_snapshot(LogIndex index, const std::string& bytes);
   Status store_snapshot_in_etcd(LogIndex index, const std::string& bytes, const etcd::QueueKey& term);
   Result<std::optional<Snapshot>> load_etcd_snapshot(LogIndex newer_than);
+  // The snapshot the meta range result `meta` names (chunks read at its
+  // revision); nullopt if none or not newer than `newer_than`.
+  Result<std::optional<Snapshot>> read_etcd_snapshot(const etcd::RangeResult& meta, LogIndex newer_than);
+  // Entries >= from at store `revision` (0 = now), in order. *read_at: the
+  // revision read; *last: the last index visited (from - 1 if none).
+  Status read_entries(LogIndex from, std::int64_t revision, const Visitor& visit, std::int64_t* read_at,
+                      LogIndex* last);
   std::optional<etcd::QueueKey> term() const;
 
   EtcdLogOptions options_;

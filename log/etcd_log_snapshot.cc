@@ -111,11 +111,15 @@ void EtcdLog::save_snapshot(LogIndex index, std::string bytes, StatusDone done) 
 }
 
 Result<std::optional<Snapshot>> EtcdLog::load_etcd_snapshot(LogIndex newer_than) {
-  etcd::Client& client = *options_.client;
-  auto meta = client.range(meta_key(options_.prefix));
+  auto meta = options_.client->range(meta_key(options_.prefix));
   if (!meta) return meta.status();
-  if (meta->kvs.empty()) return std::optional<Snapshot>{};
-  const std::string& v = meta->kvs.front().value;
+  return read_etcd_snapshot(*meta, newer_than);
+}
+
+Result<std::optional<Snapshot>> EtcdLog::read_etcd_snapshot(const etcd::RangeResult& meta, LogIndex newer_than) {
+  etcd::Client& client = *options_.client;
+  if (meta.kvs.empty()) return std::optional<Snapshot>{};
+  const std::string& v = meta.kvs.front().value;
   if (v.size() != kSnapMetaBytes || v.substr(0, 4) != kSnapMagic) {
     return Status(ErrorCode::kCorruption, "etcd snapshot meta " + meta_key(options_.prefix) + " is malformed");
   }
@@ -132,7 +136,7 @@ Result<std::optional<Snapshot>> EtcdLog::load_etcd_snapshot(LogIndex newer_than)
   std::string start = p;
   for (;;) {
     etcd::RangeOptions ro;
-    ro.revision = meta->revision;
+    ro.revision = meta.revision;
     ro.limit = 8;
     auto r = client.range(start, etcd::prefix_end(p), ro);
     if (!r) return r.status();
@@ -152,6 +156,38 @@ Result<std::optional<Snapshot>> EtcdLog::load_etcd_snapshot(LogIndex newer_than)
                                               " failed its check (chunks, length or crc32)");
   }
   return std::optional<Snapshot>(std::move(snap));
+}
+
+Result<EtcdCatchUp> EtcdLog::read_catch_up(std::size_t max_entries) {
+  auto meta = options_.client->range(meta_key(options_.prefix));
+  if (!meta) return meta.status();
+  auto snapshot = read_etcd_snapshot(*meta, 0);
+  if (!snapshot) return snapshot.status();
+  EtcdCatchUp out;
+  out.revision = meta->revision;
+  if (snapshot->has_value()) {
+    out.snapshot_index = (*snapshot)->index;
+    out.snapshot_bytes = std::move((*snapshot)->bytes);
+  }
+  std::int64_t read_at = 0;
+  LogIndex last = 0;
+  Status st = read_entries(out.snapshot_index + 1, out.revision,
+                           [&](LogIndex index, std::string_view batch) {
+                             if (out.entries.size() >= max_entries) {
+                               return Status(ErrorCode::kLimitExceeded,
+                                             "more than " + std::to_string(max_entries) +
+                                                 " etcd log entries after the snapshot");
+                             }
+                             out.entries.emplace_back(index, std::string(batch));
+                             return Status::ok();
+                           },
+                           &read_at, &last);
+  if (!st) return st;
+  std::lock_guard lock(state_->mu);
+  state_->position.snapshot = std::max(state_->position.snapshot, out.snapshot_index);
+  state_->position.last = std::max(state_->position.last, std::max(last, out.snapshot_index));
+  if (!out.entries.empty() && state_->position.first == 0) state_->position.first = out.entries.front().first;
+  return out;
 }
 
 Result<std::optional<Snapshot>> EtcdLog::load_snapshot() {

@@ -51,6 +51,16 @@ void Node::Impl::fail_later(ProposeDone done, ErrorCode code, std::string messag
   });
 }
 
+Result<core::StateMachine> restore_snapshot(log::LogIndex index, std::string_view bytes, const core::Limits& limits,
+                                            const std::string& where) {
+  auto restored = core::StateMachine::restore(bytes, limits);
+  if (!restored) {
+    return Status(ErrorCode::kCorruption, "snapshot at log index " + std::to_string(index) + " (" + where +
+                                              ") does not restore: " + restored.status().message());
+  }
+  return std::move(restored).value();
+}
+
 namespace {
 
 // Loads the latest snapshot and replays every later entry into a state machine.
@@ -59,14 +69,9 @@ Status recover(log::Log& log, const core::Limits& limits, core::StateMachine& st
   auto snapshot = log.load_snapshot();
   if (!snapshot) return snapshot.status();
   if (snapshot->has_value()) {
-    auto restored = core::StateMachine::restore((*snapshot)->bytes, limits);
-    if (!restored) {
-      return Status(ErrorCode::kCorruption, "snapshot at log index " +
-                                                std::to_string((*snapshot)->index) + " (" +
-                                                log.describe() + ") does not restore: " +
-                                                restored.status().message());
-    }
-    state = std::move(restored.value());
+    auto restored = restore_snapshot((*snapshot)->index, (*snapshot)->bytes, limits, log.describe());
+    if (!restored) return restored.status();
+    state = std::move(restored).value();
     applied = (*snapshot)->index;
   }
   Status st = log.read(applied + 1, [&](log::LogIndex index, std::string_view bytes) {
@@ -142,7 +147,11 @@ void Node::read_barrier(std::function<void(Status)> done) {
   if (impl_->read_barrier_) return impl_->read_barrier_(std::move(done));
   impl_->post_guarded([done = std::move(done)](Impl&) { done(Status::ok()); });
 }
-NodeStats Node::stats() const { return impl_->stats(); }
+NodeStats Node::stats() const {
+  NodeStats s = impl_->stats();
+  s.catch_up_recoveries = impl_->catch_up_recoveries_;
+  return s;
+}
 Role Node::role() const { return impl_->role_; }
 std::string Node::primary_address() const { return impl_->primary_address_; }
 void Node::shutdown(std::function<void()> done) { impl_->shutdown(std::move(done)); }

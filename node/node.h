@@ -116,6 +116,7 @@ struct NodeStats {
   std::uint64_t snapshots_saved = 0;    // since open
   std::uint64_t replayed_entries = 0;   // log entries replayed at open
   std::size_t timed_sessions = 0;       // sessions with a running expiry timer
+  std::uint64_t catch_up_recoveries = 0; // cluster: reset_to_snapshot() calls that succeeded
   Status failure;                       // non-OK once the node stopped taking writes
 };
 
@@ -204,6 +205,21 @@ class Node {
   // listener (no ProposeDone). Errors: kConflict (this node is primary),
   // kInternal (gap: index > applied + 1), kCorruption (does not decode).
   Status follow(log::LogIndex index, std::string_view batch);
+  // Catch-up recovery of a standby whose log watch fell behind an etcd
+  // compaction or saw a gap (cluster/cluster_member.h): replaces the whole
+  // state with snapshot `snapshot_bytes` taken at log `index` (restored as
+  // open() restores a snapshot; index 0 with empty bytes = the empty initial
+  // state), sets the applied index to `index` (also when that is BELOW the
+  // current one: the caller then follows the entries after it again), and
+  // drops entries deferred by follow(). The role stays standby, no timer is
+  // armed, no effect is emitted (listeners see the jump only through
+  // state()), and nothing is written to the log. Counted in
+  // stats().catch_up_recoveries.
+  // Errors (the state is unchanged): kConflict (this node is primary: a
+  // primary must step down first), kUnavailable (an own append is still in
+  // flight after a step down: retry after it completed), kCorruption (the
+  // snapshot does not restore).
+  Status reset_to_snapshot(log::LogIndex index, std::string_view snapshot_bytes);
   // Standby -> primary. The caller has applied the whole log first (via
   // follow). Every live session's timer restarts with its FULL TTL from
   // now (the failover bound, docs/cluster.md); the log clock continues from

@@ -45,6 +45,32 @@ Status Node::Impl::follow(log::LogIndex index, std::string_view batch) {
   return Status::ok();
 }
 
+Status Node::Impl::reset_to_snapshot(log::LogIndex index, std::string_view snapshot_bytes) {
+  if (is_primary()) {
+    return Status(ErrorCode::kConflict, "the primary does not reset to a snapshot (step down first)");
+  }
+  if (append_in_flight_) {
+    return Status(ErrorCode::kUnavailable, "an own append is still in flight; reset after it completed");
+  }
+  core::StateMachine fresh(options_.limits);
+  if (index != 0 || !snapshot_bytes.empty()) {
+    auto restored = restore_snapshot(index, snapshot_bytes, options_.limits, log_->describe());
+    if (!restored) return restored.status();
+    fresh = std::move(restored).value();
+  }
+  state_ = std::move(fresh);
+  applied_index_ = index;
+  deferred_follows_.clear();
+  commands_since_snapshot_ = 0;
+  bytes_since_snapshot_ = 0;
+  timers_ = Timers{};
+  base_steady_ = clock_.now();
+  base_log_ = std::max(state_.last_now(), last_stamp_);
+  last_stamp_ = base_log_;
+  ++catch_up_recoveries_;
+  return Status::ok();
+}
+
 void Node::Impl::when_applied(log::LogIndex index, std::function<void(Status)> done) {
   if (!done) return;
   if (!is_primary()) {
@@ -108,6 +134,9 @@ void Node::Impl::become_standby(const Status& why) {
 }
 
 Status Node::follow(log::LogIndex index, std::string_view batch) { return impl_->follow(index, batch); }
+Status Node::reset_to_snapshot(log::LogIndex index, std::string_view snapshot_bytes) {
+  return impl_->reset_to_snapshot(index, snapshot_bytes);
+}
 void Node::promote() { impl_->promote(); }
 void Node::step_down(const Status& why) { impl_->become_standby(why); }
 void Node::set_primary_address(std::string address, std::string unavailable_reason) {

@@ -87,6 +87,7 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
 
   // Cluster mode (node_cluster.cc).
   Status follow(log::LogIndex index, std::string_view batch);
+  Status reset_to_snapshot(log::LogIndex index, std::string_view snapshot_bytes);
   void promote();
   void become_standby(const Status& why);
   void drain_deferred_follows();
@@ -98,6 +99,7 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   std::function<void(const Status&)> step_down_listener_;
   std::function<void(std::function<void(Status)>)> read_barrier_;
   std::deque<std::pair<log::LogIndex, std::string>> deferred_follows_;
+  std::uint64_t catch_up_recoveries_ = 0;  // reset_to_snapshot() successes
   // when_applied(): waiters by index; released after each apply (own
   // batches in group_commit.cc, followed entries), failed on step down.
   void when_applied(log::LogIndex index, std::function<void(Status)> done);
@@ -120,5 +122,11 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   void on_snapshot_saved(Status status);
   void maybe_finish_shutdown();
 };
+
+// A snapshot taken at log `index` restored into a state machine; kCorruption
+// (naming `where`) when it does not restore. Used by open() and
+// reset_to_snapshot().
+Result<core::StateMachine> restore_snapshot(log::LogIndex index, std::string_view bytes, const core::Limits& limits,
+                                            const std::string& where);
 
 }  // namespace leasehold::node

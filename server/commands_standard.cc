@@ -104,6 +104,7 @@ std::string info_text(Server& server, std::string_view section) {
     out += fmt::format("pending_proposals:{}\r\n", st.pending_proposals);
     out += fmt::format("snapshots_saved:{}\r\n", st.snapshots_saved);
     out += fmt::format("replayed_entries:{}\r\n", st.replayed_entries);
+    out += fmt::format("catch_up_recoveries:{}\r\n", st.catch_up_recoveries);
     out += fmt::format("node_failure:{}\r\n", st.failure.is_ok() ? "" : st.failure.to_string());
     out += "\r\n";
   }
