@@ -7,6 +7,10 @@
 #   - one leasehold node in cluster mode against each (`leasehold server
 #     --etcd ... --cluster bench`); one node is enough for throughput: a
 #     standby only follows the log and answers clients with -REDIRECT
+# Targets per etcd size N: lh-etcdN (leasehold, plain client), lh-etcdNp
+# (the same node, pipelined client: RELEASE + next ACQUIRE in one write),
+# etcd-mutexN (etcd's lock recipe) and etcd-txnN (no lock: one fenced etcd
+# write per cycle, the floor of any durable hand-off chain).
 # runs build/bench/leasehold_loadbench against both systems on both etcds
 # (W1, W2 at C = 1, 8, 32; etcd's mutex through our C++ gRPC client), prints
 # the table with the ratios leasehold-on-etcd / etcd-mutex and the goals,
@@ -167,8 +171,16 @@ for n in ${ETCD_SIZES:-1 3}; do
   [[ $n =~ ^[1-9]$ ]] || die "ETCD_SIZES: '$n' is not a member count 1..9"
   start_etcd "$n" || die "etcd ($n members) failed"
   start_leasehold "lh-etcd$n" "$etcd_urls" || die "leasehold on etcd ($n members) failed"
-  targets+=(--target "lh-etcd$n=leasehold:127.0.0.1:$port" --target "etcd-mutex$n=etcd-mutex:$etcd_urls")
-  ratios+=(--ratio "lh-etcd$n/etcd-mutex$n")
+  # The same node twice: the plain client (RELEASE, then ACQUIRE) and the
+  # pipelined one (RELEASE + next ACQUIRE in one write, one commit per cycle).
+  targets+=(--target "lh-etcd$n=leasehold:127.0.0.1:$port"
+            --target "lh-etcd${n}p=leasehold-pipelined:127.0.0.1:$port"
+            --target "etcd-mutex$n=etcd-mutex:$etcd_urls"
+            --target "etcd-txn$n=etcd-txn:$etcd_urls")
+  # etcd-txn: no lock, one fenced etcd write per cycle: the ceiling of any
+  # chain of durable hand-offs on this etcd (bench/load/etcd_txn_client.h).
+  ratios+=(--ratio "lh-etcd$n/etcd-mutex$n" --ratio "lh-etcd${n}p/etcd-mutex$n"
+           --ratio "lh-etcd${n}p/etcd-txn$n")
 done
 
 defaults=()

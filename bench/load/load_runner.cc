@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "bench/load/etcd_mutex_client.h"
+#include "bench/load/etcd_txn_client.h"
 #include "bench/load/lock_clients.h"
 #include "bench/load/zk_lock_client.h"
 
@@ -46,12 +47,15 @@ Result<std::unique_ptr<LockClient>> make_client(const CellOptions& o, int index)
   if (o.system == System::kEtcdMutex) {
     return make_etcd_mutex_client(o.etcd_endpoints, "/" + name, o.lease_ms, o.io_timeout);
   }
+  if (o.system == System::kEtcdTxn) {
+    return make_etcd_txn_client(o.etcd_endpoints, "/" + name, index, o.io_timeout);
+  }
   auto conn = RespConnection::connect(o.endpoint, o.io_timeout);
   if (!conn) return conn.status();
   if (o.system == System::kLeasehold) {
     return std::unique_ptr<LockClient>(std::make_unique<LeaseholdLockClient>(
         std::move(conn.value()), std::move(name), "bench-" + std::to_string(index), o.lease_ms,
-        /*wait=*/o.workload == Workload::kOneLock));
+        /*wait=*/o.workload == Workload::kOneLock, o.pipeline));
   }
   std::random_device seed_source;
   std::uint64_t seed = (static_cast<std::uint64_t>(seed_source()) << 32) ^

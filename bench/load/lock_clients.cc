@@ -22,12 +22,13 @@ std::string random_value(std::mt19937_64& rng) {
 
 LeaseholdLockClient::LeaseholdLockClient(RespConnection conn, std::string lock_name,
                                          std::string owner, std::int64_t session_ttl_ms,
-                                         bool wait)
-    : conn_(std::move(conn)),
-      lock_name_(std::move(lock_name)),
+                                         bool wait, bool pipeline)
+    : lock_name_(std::move(lock_name)),
       owner_(std::move(owner)),
       ttl_text_(std::to_string(session_ttl_ms)),
-      wait_(wait) {}
+      conn_(std::move(conn)),
+      wait_(wait),
+      pipeline_(pipeline) {}
 
 Status LeaseholdLockClient::setup() {
   auto reply = conn_.call({"SESSION.OPEN", ttl_text_, "OWNER", owner_});
@@ -37,23 +38,54 @@ Status LeaseholdLockClient::setup() {
   return Status::ok();
 }
 
-Result<bool> LeaseholdLockClient::step(Clock::time_point /*give_up*/) {
-  Result<resp::Value> acquired =
-      wait_ ? conn_.call({"LOCK.ACQUIRE", lock_name_, session_, "WAIT", "0"})
-            : conn_.call({"LOCK.ACQUIRE", lock_name_, session_});
+std::vector<std::string_view> LeaseholdLockClient::acquire_command() const {
+  if (wait_) return {"LOCK.ACQUIRE", lock_name_, session_, "WAIT", "0"};
+  return {"LOCK.ACQUIRE", lock_name_, session_};
+}
+
+Result<std::string> LeaseholdLockClient::read_grant() {
+  acquire_pending_ = false;
+  auto acquired = conn_.receive();
   if (!acquired) return acquired.status();
   if (acquired->type != resp::Type::kInteger) return unexpected("LOCK.ACQUIRE", *acquired);
-  std::string token = std::to_string(acquired->integer);
-  auto released = conn_.call({"LOCK.RELEASE", lock_name_, session_, token});
+  return std::to_string(acquired->integer);
+}
+
+Status LeaseholdLockClient::read_release_ok() {
+  auto released = conn_.receive();
   if (!released) return released.status();
   if (released->type != resp::Type::kSimpleString || released->str != "OK") {
     return unexpected("LOCK.RELEASE", *released);
   }
+  return Status::ok();
+}
+
+Result<bool> LeaseholdLockClient::step(Clock::time_point /*give_up*/) {
+  if (!acquire_pending_) {
+    if (Status s = conn_.send({acquire_command()}); !s) return s;
+    acquire_pending_ = true;
+  }
+  auto token = read_grant();
+  if (!token) return token.status();
+  std::vector<std::string_view> release = {"LOCK.RELEASE", lock_name_, session_, *token};
+  if (pipeline_) {
+    if (Status s = conn_.send({release, acquire_command()}); !s) return s;
+    acquire_pending_ = true;
+  } else if (Status s = conn_.send({release}); !s) {
+    return s;
+  }
+  if (Status s = read_release_ok(); !s) return s;
   return true;
 }
 
 Status LeaseholdLockClient::finish() {
   if (session_.empty()) return Status::ok();
+  if (acquire_pending_) {
+    auto token = read_grant();
+    if (!token) return token.status();
+    if (Status s = conn_.send({{"LOCK.RELEASE", lock_name_, session_, *token}}); !s) return s;
+    if (Status s = read_release_ok(); !s) return s;
+  }
   auto reply = conn_.call({"SESSION.CLOSE", session_});
   if (!reply) return reply.status();
   if (reply->is_error()) return unexpected("SESSION.CLOSE", *reply);

@@ -8,6 +8,12 @@
 //                        LOCK.RELEASE name session token; SESSION.CLOSE at the end.
 //                        With WAIT 0 the server queues the client (FIFO
 //                        hand-off) and the reply arrives when it is granted.
+//                        PIPELINED (`pipeline`): the RELEASE and the next
+//                        cycle's ACQUIRE go out in one write, so the server
+//                        commits both in one batch (one durable write per
+//                        cycle instead of two); the reply to that ACQUIRE is
+//                        read by the next step(). finish() reads a pending
+//                        grant and releases it before SESSION.CLOSE.
 //   RedisLockClient      SET key <random> NX PX lease, retried after
 //                        `retry_delay` while it returns nil (the spin-lock of
 //                        redis-py / Redlock-style client libraries), then the
@@ -26,6 +32,8 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "bench/load/resp_connection.h"
 #include "leasehold/status.h"
@@ -47,18 +55,25 @@ class LockClient {
 class LeaseholdLockClient final : public LockClient {
  public:
   // `wait`: send WAIT 0 (block until granted) instead of trying once.
+  // `pipeline`: send each RELEASE together with the next ACQUIRE.
   LeaseholdLockClient(RespConnection conn, std::string lock_name, std::string owner,
-                      std::int64_t session_ttl_ms, bool wait);
+                      std::int64_t session_ttl_ms, bool wait, bool pipeline);
   Status setup() override;
   Result<bool> step(Clock::time_point give_up) override;
   Status finish() override;
 
  private:
-  RespConnection conn_;
+  std::vector<std::string_view> acquire_command() const;
+  Result<std::string> read_grant();  // the token of the ACQUIRE sent last
+  Status read_release_ok();
+
   std::string lock_name_;
   std::string owner_;
   std::string ttl_text_;
+  RespConnection conn_;
   bool wait_;
+  bool pipeline_;
+  bool acquire_pending_ = false;  // pipelined: an ACQUIRE was sent, reply unread
   std::string session_;  // decimal id from SESSION.OPEN
 };
 

@@ -39,8 +39,10 @@ bool add_target(SuiteOptions& o, const std::string& name, System system,
   return true;
 }
 
-// --target NAME=KIND:ADDRESS, KIND one of leasehold, redis, zookeeper
-// (ADDRESS host:port) or etcd-mutex (ADDRESS: etcd client URLs, commas).
+// --target NAME=KIND:ADDRESS, KIND one of leasehold, leasehold-pipelined
+// (RELEASE sent together with the next ACQUIRE), redis, zookeeper
+// (ADDRESS host:port) or etcd-mutex / etcd-txn (ADDRESS: etcd client URLs,
+// commas; etcd-txn is the write floor, no lock: etcd_txn_client.h).
 bool add_named_target(SuiteOptions& o, const std::string& spec) {
   auto fail = [&](const std::string& why) {
     std::cerr << "leasehold_loadbench: --target '" << spec << "': " << why << '\n';
@@ -56,19 +58,22 @@ bool add_named_target(SuiteOptions& o, const std::string& spec) {
   for (const auto& t : o.targets) {
     if (t.name == name) return fail("duplicate target name");
   }
-  if (kind == "etcd-mutex") {
+  if (kind == "etcd-mutex" || kind == "etcd-txn") {
     if (address.empty()) return fail("no etcd endpoints");
-    o.targets.push_back(Target{name, System::kEtcdMutex, {}, address});
+    o.targets.push_back(
+        Target{name, kind == "etcd-mutex" ? System::kEtcdMutex : System::kEtcdTxn, {}, address, false});
     return true;
   }
   System system;
+  bool pipeline = false;
   if (kind == "leasehold") system = System::kLeasehold;
+  else if (kind == "leasehold-pipelined") system = System::kLeasehold, pipeline = true;
   else if (kind == "redis") system = System::kRedis;
   else if (kind == "zookeeper") system = System::kZookeeper;
-  else return fail("unknown kind '" + kind + "' (leasehold, redis, zookeeper, etcd-mutex)");
+  else return fail("unknown kind '" + kind + "' (leasehold, leasehold-pipelined, redis, zookeeper, etcd-mutex, etcd-txn)");
   auto endpoint = Endpoint::parse(address);
   if (!endpoint) return fail(endpoint.status().message());
-  o.targets.push_back(Target{name, system, endpoint.value(), {}});
+  o.targets.push_back(Target{name, system, endpoint.value(), {}, pipeline});
   return true;
 }
 
@@ -136,8 +141,8 @@ int main(int argc, char** argv) {
   app.add_option("--zookeeper", zookeeper_addr,
                  "ZooKeeper host:port (W1, W2 with the lock recipe; not W3)");
   app.add_option("--target", named_targets,
-                 "NAME=KIND:ADDRESS, repeatable; KIND leasehold|redis|zookeeper (host:port) or "
-                 "etcd-mutex (etcd client URLs, comma-separated)");
+                 "NAME=KIND:ADDRESS, repeatable; KIND leasehold|leasehold-pipelined|redis|zookeeper (host:port) or "
+                 "etcd-mutex|etcd-txn (etcd client URLs, comma-separated; etcd-txn: one fenced write per cycle, the floor)");
   app.add_option("--ratio", ratio_specs,
                  "NUM/DEN: an extra ratio column of two target names, repeatable; an "
                  "etcd-mutex denominator also gets the etcd goals");
@@ -202,6 +207,9 @@ int main(int argc, char** argv) {
     for (const auto& t : o.targets) {
       if (t.name == ratios.back().denominator && t.system == System::kEtcdMutex) {
         etcd_pairs.push_back(ratios.back());
+        for (const auto& f : o.targets) {
+          if (f.system == System::kEtcdTxn && f.etcd_endpoints == t.etcd_endpoints) etcd_pairs.back().floor = f.name;
+        }
       }
     }
   }

@@ -185,6 +185,25 @@ std::string format_goals(const std::vector<Row>& rows) {
   return out.str();
 }
 
+// The W2 ceiling line: `needed` grants/s vs the floor target's C=1 rate.
+std::string floor_text(const std::vector<Row>& rows, const std::string& floor, double needed) {
+  const Measurement* one = nullptr;
+  for (const auto& row : rows) {
+    if (row.clients == 1 && row.workload.rfind("W2", 0) == 0) one = find(row, floor);
+    if (one != nullptr) break;
+  }
+  std::ostringstream out;
+  out << "  W2 ceiling: 20x needs " << fmt("%.0f", needed) << " grants/s; " << floor;
+  if (one == nullptr || one->ops_per_s <= 0) {
+    out << " at C=1: n/a\n";
+    return out.str();
+  }
+  out << " did " << fmt("%.0f", one->ops_per_s)
+      << " sequential durable writes/s (C=1), the most a chain of one durable write per grant can reach -> "
+      << (needed > one->ops_per_s ? "the goal is above etcd's own write rate" : "within reach") << '\n';
+  return out.str();
+}
+
 std::string format_etcd_goals(const std::vector<Row>& rows, const std::vector<RatioPair>& pairs) {
   std::ostringstream out;
   int top = 0;
@@ -216,6 +235,7 @@ std::string format_etcd_goals(const std::vector<Row>& rows, const std::vector<Ra
         out << "  W2 " << pair.numerator << " max/min grants per client <= 1.2: "
             << fairness_text(*a) << " (" << a->max_per_client << "/" << a->min_per_client
             << ") -> " << (fair ? "met" : "NOT met") << '\n';
+        if (!pair.floor.empty()) out << floor_text(rows, pair.floor, goal * b->ops_per_s);
       }
       (w1 ? seen_w1 : seen_w2) = true;
     }

@@ -21,6 +21,10 @@ namespace leasehold::bench {
 struct RatioPair {
   std::string numerator;
   std::string denominator;
+  // Optional (etcd goals only): an etcd-txn target on the same etcd; its C=1
+  // W2 rate (sequential fenced writes/s) is the ceiling of one durable
+  // hand-off per grant, printed next to the W2 goal.
+  std::string floor{};
 };
 
 // `ratios`: extra ratio columns after the automatic "lh/<t>" ones.
@@ -42,7 +46,9 @@ std::string format_goals(const std::vector<Row>& rows);
 // the largest C:
 //   W1: numerator >= 5x denominator
 //   W2: numerator >= 20x denominator, and numerator max/min grants per
-//       client <= 1.2
+//       client <= 1.2; with a `floor` target, also the grants/s that 20x
+//       needs next to the floor's sequential write rate (C=1), and whether
+//       the goal is above that ceiling
 std::string format_etcd_goals(const std::vector<Row>& rows, const std::vector<RatioPair>& pairs);
 
 // True when some cell reported an error.

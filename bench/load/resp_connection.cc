@@ -129,10 +129,19 @@ Status RespConnection::send_all(std::string_view bytes) {
 }
 
 Result<resp::Value> RespConnection::call(const std::vector<std::string_view>& args) {
+  if (Status s = send({args}); !s) return s;
+  return receive();
+}
+
+Status RespConnection::send(const std::vector<std::vector<std::string_view>>& commands) {
   if (fd_ < 0) return Status(ErrorCode::kIoError, "connection is closed");
   out_.clear();
-  resp::append_command(out_, std::span<const std::string_view>(args));
-  if (Status s = send_all(out_); !s) return s;
+  for (const auto& args : commands) resp::append_command(out_, std::span<const std::string_view>(args));
+  return send_all(out_);
+}
+
+Result<resp::Value> RespConnection::receive() {
+  if (fd_ < 0) return Status(ErrorCode::kIoError, "connection is closed");
   for (;;) {
     if (!in_.empty()) {
       resp::ParseOutcome outcome = parser_->parse(in_);

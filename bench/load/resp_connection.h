@@ -2,10 +2,11 @@
 // load driver.
 //
 // A RespConnection owns one TCP socket to host:port (TCP_NODELAY, send and
-// receive timeouts so no call can hang forever) and sends one command at a
-// time: call() writes the command as an array of bulk strings and reads
-// exactly one reply with the leasehold_resp reply parser. It speaks RESP2
-// (no HELLO), which both leasehold and Redis accept.
+// receive timeouts so no call can hang forever). call() writes one command
+// as an array of bulk strings and reads exactly one reply with the
+// leasehold_resp reply parser. For pipelining, send() writes several commands
+// in one write and receive() reads their replies one at a time, in order.
+// It speaks RESP2 (no HELLO), which both leasehold and Redis accept.
 //
 // Errors: connect() returns kUnreachable when the TCP connect fails and
 // kInvalidArgument for a malformed endpoint. call() returns kIoError when the
@@ -53,6 +54,11 @@ class RespConnection {
 
   // Sends `args` as one command and returns its reply (see the errors above).
   Result<resp::Value> call(const std::vector<std::string_view>& args);
+  // Writes every command of `commands` in one send (a pipeline); read their
+  // replies with receive(). Errors: as call()'s send part.
+  Status send(const std::vector<std::vector<std::string_view>>& commands);
+  // Reads the next reply (of an earlier send()); errors as call()'s.
+  Result<resp::Value> receive();
 
  private:
   RespConnection(int fd, std::chrono::milliseconds io_timeout);

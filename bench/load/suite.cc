@@ -43,7 +43,7 @@ void report(const SuiteOptions& o, const Row& row, const std::string& target,
 // Systems whose W2 clients wait in a server-side queue (no retry delay).
 bool queues(const Target& t) {
   return t.system == System::kLeasehold || t.system == System::kZookeeper ||
-         t.system == System::kEtcdMutex;
+         t.system == System::kEtcdMutex || t.system == System::kEtcdTxn;
 }
 
 // Systems that speak the Redis protocol (W3 runs redis-benchmark on them).
@@ -61,6 +61,7 @@ class SuiteRun {
     c.workload = w;
     c.endpoint = t.endpoint;
     c.etcd_endpoints = t.etcd_endpoints;
+    c.pipeline = t.pipeline;
     c.clients = clients;
     c.warmup = o_.warmup;
     c.duration = o_.duration;

@@ -61,6 +61,19 @@ TEST(LoadBenchEtcdSmoke, EtcdMutexCellsRunAgainstRealEtcd) {
   EXPECT_EQ(keys_left(**etcd, "w1"), 0u);
 }
 
+// The etcd write floor client: one fenced txn per cycle, every client
+// counts, and finish() deletes its key.
+TEST(LoadBenchEtcdSmoke, EtcdTxnFloorCellWritesAndCleansUp) {
+  auto etcd = EtcdCluster::start();
+  ASSERT_TRUE(etcd.is_ok()) << etcd.status().to_string();
+  bench::CellOptions o = etcd_cell(**etcd, bench::Workload::kOneLock, "floor");
+  o.system = bench::System::kEtcdTxn;
+  bench::CellResult r = bench::run_cell(o);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_GT(r.min_per_client(), 0u);
+  EXPECT_EQ(keys_left(**etcd, "floor"), 0u);
+}
+
 TEST(LoadBenchEtcdSmoke, UnreachableEtcdIsReportedNotHung) {
   bench::CellOptions o;
   o.system = bench::System::kEtcdMutex;

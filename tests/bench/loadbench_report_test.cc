@@ -126,5 +126,26 @@ TEST(LoadBenchReport, EtcdGoalsSayMetOrNot) {
   EXPECT_NE(goals.find("W1 lh-etcd3 vs etcd-mutex3: n/a"), std::string::npos) << goals;
 }
 
+TEST(LoadBenchReport, EtcdGoalsCompareTheW2GoalWithTheWriteFloor) {
+  auto rows = etcd_rows();
+  rows.push_back(Row{"W2", 1, {{"etcd-txn1", Measurement{1500, true, 1500, 1500, ""}}}});
+  // 20x the mutex's 100 grants/s = 2000 > 1500 sequential writes/s.
+  std::string goals = format_etcd_goals(rows, {{"lh-etcd1", "etcd-mutex1", "etcd-txn1"}});
+  EXPECT_NE(goals.find("W2 ceiling: 20x needs 2000 grants/s; etcd-txn1 did 1500 sequential durable writes/s"),
+            std::string::npos)
+      << goals;
+  EXPECT_NE(goals.find("-> the goal is above etcd's own write rate"), std::string::npos) << goals;
+  rows.back().by_target["etcd-txn1"].ops_per_s = 2500;
+  goals = format_etcd_goals(rows, {{"lh-etcd1", "etcd-mutex1", "etcd-txn1"}});
+  EXPECT_NE(goals.find("did 2500 sequential durable writes/s (C=1), the most a chain of one durable write per "
+                       "grant can reach -> within reach"),
+            std::string::npos)
+      << goals;
+  goals = format_etcd_goals(etcd_rows(), {{"lh-etcd1", "etcd-mutex1", "etcd-txn1"}});
+  EXPECT_NE(goals.find("etcd-txn1 at C=1: n/a"), std::string::npos) << goals;
+  goals = format_etcd_goals(etcd_rows(), {{"lh-etcd1", "etcd-mutex1"}});
+  EXPECT_EQ(goals.find("ceiling"), std::string::npos) << goals;
+}
+
 }  // namespace
 }  // namespace leasehold::bench

@@ -11,7 +11,9 @@
 
 #include "bench/load/lock_clients.h"
 #include "bench/load/load_runner.h"
+#include "tests/client/server_fixture.h"
 #include "tests/support/net.h"
+#include "tests/support/resp_client.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -118,6 +120,49 @@ TEST(LoadBenchSmoke, RunCellCountsPerClient) {
   EXPECT_EQ(sum, r.total);
   EXPECT_GT(r.total, 0u);
   EXPECT_DOUBLE_EQ(r.ops_per_s, static_cast<double>(r.total) / 0.3);
+}
+
+// The pipelined leasehold client (RELEASE + next ACQUIRE in one write)
+// against a real server: every W2 client is granted, W1 completes cycles,
+// and when the cells end every pending grant was released and every session
+// closed (nothing held, nothing waiting, no session left).
+TEST(LoadBenchSmoke, PipelinedLeaseholdCellsHandOffAndLeaveNothingBehind) {
+  TempDir dir("loadbench");
+  LeaseholdServer server(dir);
+  ASSERT_TRUE(server.start());
+  bench::CellOptions o;
+  o.system = bench::System::kLeasehold;
+  o.pipeline = true;
+  o.endpoint = bench::Endpoint{"127.0.0.1", server.port()};
+  o.clients = 3;
+  o.warmup = std::chrono::milliseconds(50);
+  o.duration = std::chrono::milliseconds(500);
+  o.workload = bench::Workload::kOneLock;
+  o.name_prefix = "pw2";
+  bench::CellResult w2 = bench::run_cell(o);
+  ASSERT_TRUE(w2.ok()) << w2.error;
+  EXPECT_GT(w2.min_per_client(), 0u) << "FIFO hand-off: every client is granted";
+  o.workload = bench::Workload::kOwnLock;
+  o.name_prefix = "pw1";
+  bench::CellResult w1 = bench::run_cell(o);
+  ASSERT_TRUE(w1.ok()) << w1.error;
+  EXPECT_GT(w1.min_per_client(), 0u);
+
+  auto conn = RespClient::connect(server.port());
+  ASSERT_TRUE(conn);
+  auto locks = conn->call({"LOCK.LIST"});
+  ASSERT_FALSE(locks.is_error()) << locks.str;
+  for (const auto& lock : locks.elements) {
+    for (std::size_t k = 0; k + 1 < lock.elements.size(); k += 2) {
+      const std::string& field = lock.elements[k].str;
+      if (field == "holders" || field == "waiters") {
+        EXPECT_TRUE(lock.elements[k + 1].elements.empty()) << "a lock still has " << field;
+      }
+    }
+  }
+  auto sessions = conn->call({"SESSION.LIST"});
+  ASSERT_FALSE(sessions.is_error()) << sessions.str;
+  EXPECT_TRUE(sessions.elements.empty()) << sessions.elements.size() << " sessions left open";
 }
 
 TEST(LoadBenchSmoke, UnreachableServerIsReportedNotHung) {

@@ -1,0 +1,48 @@
+#include "bench/load/etcd_txn_client.h"
+
+#include <utility>
+
+#include "etcd/client.h"
+
+namespace leasehold::bench {
+namespace {
+
+class EtcdTxnClient final : public LockClient {
+ public:
+  EtcdTxnClient(std::unique_ptr<etcd::Client> client, std::string prefix, int index)
+      : client_(std::move(client)), fence_key_(prefix + "/fence"), key_(prefix + "/c" + std::to_string(index)) {}
+
+  Status setup() override { return Status::ok(); }
+
+  Result<bool> step(Clock::time_point /*give_up*/) override {
+    auto r = client_->txn({etcd::Compare::create_revision(fence_key_, etcd::Compare::Op::kEqual, 0)},
+                          {etcd::TxnOp::put(key_, "0123456789abcdef")}, {});
+    if (!r) return r.status();
+    if (!r->succeeded) return Status(ErrorCode::kInternal, "txn compare on " + fence_key_ + " failed");
+    return true;
+  }
+
+  Status finish() override {
+    auto r = client_->delete_range(key_);
+    return r ? Status::ok() : r.status();
+  }
+
+ private:
+  std::unique_ptr<etcd::Client> client_;
+  std::string fence_key_;
+  std::string key_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<LockClient>> make_etcd_txn_client(const std::string& endpoints, std::string prefix,
+                                                        int index, std::chrono::milliseconds io_timeout) {
+  etcd::ClientOptions options;
+  options.endpoints = endpoints;
+  options.call_timeout = io_timeout;
+  auto client = etcd::Client::create(options);
+  if (!client) return client.status();
+  return std::unique_ptr<LockClient>(std::make_unique<EtcdTxnClient>(std::move(client).value(), std::move(prefix), index));
+}
+
+}  // namespace leasehold::bench
