@@ -83,6 +83,106 @@ TEST(ClusterQuorumTest, MinorityLossIsBriefMajorityLossFailsClearlyAndRecovers) 
   ASSERT_TRUE(c->wait_converged(20s));
 }
 
+// The `field` integer of a LOCK.INFO map; -1 if absent.
+std::int64_t map_int(const resp::Value& v, std::string_view field) {
+  for (std::size_t k = 0; k + 1 < v.elements.size(); k += 2) {
+    if (v.elements[k].str == field) return v.elements[k + 1].integer;
+  }
+  return -1;
+}
+
+// Linearizable reads under etcd majority loss (docs/cluster.md "Reads"):
+// the primary's read barrier cannot reach a quorum, so its reads fail with
+// a clear -UNAVAILABLE etcd unavailable (later, once it stepped down, a
+// standby's -UNAVAILABLE/-REDIRECT), never with data, within a bound; a
+// standby's READONLY reads still answer; when the members return,
+// linearizable reads answer again and show the lock.
+TEST(ClusterQuorumTest, LinearizableReadsFailClearlyWithoutQuorumAndResume) {
+  auto c = LeaseholdCluster::start(3, 2);  // --etcd-timeout-ms 1000, lease TTL 2 s
+  ASSERT_TRUE(c);
+  const int p = c->wait_primary(30s);
+  ASSERT_GE(p, 0);
+  const int s = 1 - p;
+  auto conn = RespClient::connect(c->node(p).port);
+  ASSERT_TRUE(conn);
+  auto session = conn->call({"SESSION.OPEN", "120000"});
+  ASSERT_EQ(session.type, resp::Type::kInteger) << session.debug_string();
+  auto tok = conn->call({"LOCK.ACQUIRE", "held", std::to_string(session.integer)});
+  ASSERT_EQ(tok.type, resp::Type::kInteger) << tok.debug_string();
+  auto reader = RespClient::connect(c->node(p).port);
+  ASSERT_TRUE(reader);
+  ASSERT_EQ(map_int(reader->call({"LOCK.INFO", "held"}), "last_token"), tok.integer);
+  ASSERT_TRUE(c->wait_converged(10s));
+  auto standby = RespClient::connect(c->node(s).port);
+  ASSERT_TRUE(standby);
+  ASSERT_EQ(standby->call({"READONLY"}).str, "OK");
+
+  c->etcd().kill(0);
+  c->etcd().kill(1);
+  // Each read: one barrier txn that times out after --etcd-timeout-ms, and
+  // a read may wait for the barrier in flight first: 2 x 1 s + slack.
+  constexpr auto kReadBound = 3500ms;
+  bool saw_etcd_unavailable = false;
+  const auto until = SteadyClock::now() + 6s;  // past the lease TTL: the primary steps down meanwhile
+  int reads = 0;
+  while (SteadyClock::now() < until) {
+    for (const char* command : {"LOCK.INFO", "LOCK.LIST"}) {
+      const auto start = SteadyClock::now();
+      auto v = std::string(command) == "LOCK.INFO" ? reader->call({"LOCK.INFO", "held"}, 10s)
+                                                   : reader->call({"LOCK.LIST"}, 10s);
+      const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start);
+      ++reads;
+      ASSERT_TRUE(v.is_error()) << command << " answered without an etcd quorum: " << v.debug_string();
+      const bool unavailable = v.str.rfind("UNAVAILABLE", 0) == 0;
+      EXPECT_TRUE(unavailable || v.str.rfind("REDIRECT", 0) == 0) << v.str;
+      if (unavailable && v.str.find("etcd unavailable") != std::string::npos) saw_etcd_unavailable = true;
+      if (reads == 1) {
+        std::printf("[ quorum ] majority lost: first linearizable read answers '%s' after %lld ms\n", v.str.c_str(),
+                    static_cast<long long>(took.count()));
+        EXPECT_EQ(v.str.rfind("UNAVAILABLE etcd unavailable", 0), 0u) << v.str;
+      }
+      EXPECT_LT(took, kReadBound) << command << " answered '" << v.str << "' only after " << took.count() << " ms";
+    }
+    // Stale reads on the standby, asked for explicitly, still answer.
+    auto stale = standby->call({"LOCK.INFO", "held"}, 3s);
+    ASSERT_FALSE(stale.is_error()) << stale.str;
+    EXPECT_EQ(map_int(stale, "last_token"), tok.integer);
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(saw_etcd_unavailable);
+  std::printf("[ quorum ] %d linearizable reads refused; last: '%s'\n", reads,
+              reader->call({"LOCK.INFO", "held"}, 10s).str.c_str());
+
+  ASSERT_TRUE(c->etcd().restart(0));
+  ASSERT_TRUE(c->etcd().restart(1));
+  const auto restarted = SteadyClock::now();
+  resp::Value info;
+  while (SteadyClock::now() - restarted < 45s) {
+    const int primary = c->wait_primary(1s);
+    if (primary >= 0) {
+      auto r = RespClient::connect(c->node(primary).port, 1s);
+      if (r) {
+        info = r->call({"LOCK.INFO", "held"}, 5s);
+        if (!info.is_error()) break;
+      }
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_FALSE(info.is_error()) << "linearizable reads did not resume: " << info.str;
+  std::printf("[ quorum ] members restarted: linearizable reads answer again after %lld ms\n",
+              static_cast<long long>(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - restarted).count()));
+  EXPECT_EQ(map_int(info, "last_token"), tok.integer) << info.debug_string();
+  bool holder = false;
+  for (std::size_t k = 0; k + 1 < info.elements.size(); k += 2) {
+    if (info.elements[k].str != "holders") continue;
+    for (const resp::Value& h : info.elements[k + 1].elements) {
+      holder = holder || (map_int(h, "session") == session.integer && map_int(h, "token") == tok.integer);
+    }
+  }
+  EXPECT_TRUE(holder) << "the lock lost its holder: " << info.debug_string();
+}
+
 TEST(ClusterQuorumTest, WipedStandbyRejoinsFromTheEtcdSnapshot) {
   auto c = LeaseholdCluster::start(1, 2, {"--snapshot-every-commands", "50"});
   ASSERT_TRUE(c);
