@@ -24,6 +24,9 @@ namespace {
 using SteadyTime = std::chrono::steady_clock::time_point;
 
 constexpr std::size_t kMaxHeldEntries = 100'000;
+// Log entries after the etcd snapshot one catch-up reads (the primary
+// snapshots every --snapshot-every-commands, 100 000 by default).
+constexpr std::size_t kMaxCatchUpEntries = 1'000'000;
 
 struct LoopState {
   bool alive = true;  // loop thread only
@@ -456,7 +459,7 @@ class ClusterMember::Impl {
 
   // Catch-up thread: read, start the new watch, let the loop thread apply.
   Status catch_up_once(int attempt, const std::stop_token& stop) {
-    auto data = log_->read_catch_up(kMaxHeldEntries);
+    auto data = log_->read_catch_up(kMaxCatchUpEntries);
     if (!data) return data.status();
     const std::uint64_t generation = next_generation_.fetch_add(1);
     auto watch = start_log_watch(data->revision + 1, generation);

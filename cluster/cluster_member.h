@@ -18,9 +18,20 @@
 //    effort) and the member campaigns again with a new lease. While no
 //    primary is known, writes get kUnavailable naming the reason (e.g.
 //    "etcd unavailable: ..."); when one is, -REDIRECT <its advertise>.
+//  - CATCH UP: when the log watch is cancelled (it fell behind an etcd
+//    compaction) or delivers an entry after a gap, a background thread reads
+//    the etcd snapshot and the entries after it at one store revision R
+//    (EtcdLog::read_catch_up), starts a new watch from R + 1, and the loop
+//    thread resets the node to the snapshot (Node::reset_to_snapshot) and
+//    replays the entries; entries of the new watch are held until then.
+//    etcd errors are retried with backoff (100 ms .. 2 s); only corruption
+//    is fatal. A primary steps down before it catches up; a node elected
+//    while catching up resigns. One warning line per recovery ("log catch-up
+//    recovered ..."); counted in NodeStats::catch_up_recoveries. A cancelled
+//    election-key watch is restarted from now.
 //
 // Threading: start(), take_node() and the destructor run on the loop thread.
-// Background threads (campaign, watches, keepalive) only post tasks through
+// Background threads (campaign, catch-up, watches, keepalive) only post tasks through
 // the Executor; a task that runs after the member was destroyed does nothing.
 // Destroy the member BEFORE the node (it stops its threads, then revokes the
 // lease so a standby takes over at once).
@@ -52,8 +63,10 @@ struct ClusterOptions {
 
 class ClusterMember {
  public:
-  // Called on the loop thread when the member cannot continue (e.g. the log
-  // watch hit a compaction, a log gap); the process should restart.
+  // Called on the loop thread when the member cannot continue (the etcd log
+  // or snapshot is corrupt: a catch-up cannot apply it); the process should
+  // exit. A watch that fell behind a compaction or a log gap is NOT fatal:
+  // the member catches up by itself (CATCH UP above).
   using FatalHandler = std::function<void(const Status& why)>;
 
   // Recovers the node from the local / etcd snapshot and the etcd log, starts
