@@ -36,6 +36,10 @@ void Node::Impl::propose(core::Command command, ProposeDone done) {
                           std::to_string(options_.max_batch_bytes));
   }
   queued_.push_back({std::move(command), std::move(done), bytes});
+  if (linger_until_) {
+    if (queued_.size() >= linger_target_) start_append();  // everyone expected is back
+    return;
+  }
   schedule_append();
 }
 
@@ -45,7 +49,7 @@ void Node::Impl::propose(core::Command command, ProposeDone done) {
 // ACQUIRE that arrived together) joins one batch and one fsync. While an
 // append is in flight nothing is scheduled: on_appended starts the next one.
 void Node::Impl::schedule_append() {
-  if (append_in_flight_ || append_scheduled_ || !failure_.is_ok()) return;
+  if (append_in_flight_ || append_scheduled_ || linger_until_ || !failure_.is_ok()) return;
   append_scheduled_ = true;
   post_guarded([](Impl& self) {
     self.append_scheduled_ = false;
@@ -54,7 +58,31 @@ void Node::Impl::schedule_append() {
   });
 }
 
+// Commit linger (NodeOptions::commit_linger): decided when an append of
+// `answered` commands completed, before it is applied. With proposals
+// queued, the next append waits (begin_linger, after the apply) until
+// `target` = queued + answered are queued, or the bound. It only pays when the append is slow next to the clients' return trip and
+// several clients were answered; otherwise (a fast local fsync, or a
+// hand-off chain of one or two commands) the next append starts at once.
+bool Node::Impl::should_linger(std::size_t answered) const {
+  return options_.commit_linger.count() > 0 && !queued_.empty() && answered >= kLingerMinAnswered &&
+         last_append_latency_ >= kLingerMinAppendRatio * options_.commit_linger;
+}
+
+void Node::Impl::begin_linger(std::size_t target) {
+  if (append_in_flight_) return;
+  target = std::min(target, options_.max_batch_commands);
+  if (queued_.size() >= target) return start_append();
+  linger_target_ = target;
+  linger_until_ = clock_.now() + options_.commit_linger;
+}
+
+void Node::Impl::end_due_linger() {
+  if (linger_until_ && clock_.now() >= *linger_until_) start_append();
+}
+
 void Node::Impl::start_append() {
+  linger_until_.reset();
   if (append_in_flight_ || queued_.empty() || !failure_.is_ok()) return;
   Batch batch;
   while (!queued_.empty() && batch.commands.size() < options_.max_batch_commands &&
@@ -68,6 +96,7 @@ void Node::Impl::start_append() {
   std::string bytes = core::encode_batch(batch.commands);
   in_flight_ = std::move(batch);
   append_in_flight_ = true;
+  append_started_ = clock_.now();
   // The log calls back on its own thread; hop to the loop thread.
   log_->append(std::move(bytes), [weak = weak_from_this(), post = post_](Result<log::LogIndex> r) {
     post([weak, r = std::move(r)]() mutable {
@@ -77,6 +106,7 @@ void Node::Impl::start_append() {
 }
 
 void Node::Impl::on_appended(Result<log::LogIndex> result) {
+  last_append_latency_ = clock_.now() - append_started_;
   Batch batch = std::move(in_flight_);
   in_flight_ = Batch{};
   append_in_flight_ = false;
@@ -111,9 +141,12 @@ void Node::Impl::on_appended(Result<log::LogIndex> result) {
     maybe_finish_shutdown();
     return;
   }
-  // Let the disk work on the next batch while this one is applied.
-  start_append();
+  const bool linger = should_linger(batch.commands.size());
+  const std::size_t target = queued_.size() + batch.commands.size();
+  // Without a linger, let the disk work on the next batch while this one is applied.
+  if (!linger) start_append();
   apply_batch(*result, std::move(batch));
+  if (linger) begin_linger(target);
   drain_deferred_follows();
   maybe_snapshot();
   maybe_finish_shutdown();
@@ -174,6 +207,7 @@ void Node::Impl::on_snapshot_saved(Status status) {
 
 void Node::Impl::shutdown(std::function<void()> done) {
   shutting_down_ = true;
+  if (linger_until_) start_append();  // commit what is queued now
   if (done) shutdown_waiters_.push_back(std::move(done));
   maybe_finish_shutdown();
 }

@@ -96,6 +96,20 @@ struct NodeOptions {
   // A timer proposal (ExpireSession/TimeoutWait/Tick) that failed with a
   // retryable error is proposed again after this long.
   std::chrono::milliseconds timer_retry{100};
+  // COMMIT LINGER (0 = off). When an append completes while proposals are
+  // queued, the next append normally starts at once with just those; the
+  // clients answered by the completed append then land one batch later, and
+  // a closed-loop load splits into two half-size batches that alternate.
+  // With a linger, the next append waits until as many proposals are queued
+  // as were queued plus answered (the clients are expected back), or until
+  // this long passed, whichever comes first. It never delays a proposal
+  // arriving at an idle node, and never more than this bound. It is skipped
+  // when the append answered fewer than 4 commands (a hand-off chain) or
+  // took less than 3x the bound (a fast local fsync: waiting costs more than
+  // it gathers). The server's default is 200 us (--commit-linger-us). The deadline
+  // is part of next_timer_deadline() (sub-millisecond: the owner's timer
+  // must honour it, e.g. a timerfd).
+  std::chrono::microseconds commit_linger{0};
   // Cluster mode (cluster/, docs/cluster.md): the node opens as a STANDBY
   // (no timers, proposals redirected) and follows a log another node
   // appends; an append that fails with kConflict (deposed) or kUnavailable

@@ -119,6 +119,7 @@ void Node::Impl::become_standby(const Status& why) {
   if (!is_primary()) return;
   role_ = Role::kStandby;
   timers_ = Timers{};
+  linger_until_.reset();
   const std::string message = "stepped down: " + why.message();
   while (!queued_.empty()) {
     Queued q = std::move(queued_.front());

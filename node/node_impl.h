@@ -71,6 +71,16 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   Batch in_flight_;
   bool append_in_flight_ = false;
   bool append_scheduled_ = false;  // a start_append task is posted (group_commit.cc)
+  // Commit linger (NodeOptions::commit_linger): the next append waits until
+  // linger_target_ proposals are queued or linger_until_ passed.
+  std::optional<TimePoint> linger_until_;
+  std::size_t linger_target_ = 0;
+  TimePoint append_started_{};
+  std::chrono::steady_clock::duration last_append_latency_{};
+  // A linger starts only after an append that answered at least this many
+  // commands and took at least this many times the linger bound.
+  static constexpr std::size_t kLingerMinAnswered = 4;
+  static constexpr int kLingerMinAppendRatio = 3;
   log::LogIndex applied_index_ = 0;
 
   // Snapshots.
@@ -115,6 +125,9 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
  private:
   void schedule_append();
   void start_append();
+  bool should_linger(std::size_t answered) const;
+  void begin_linger(std::size_t target);
+  void end_due_linger();  // starts the lingering append once its bound passed
   void on_appended(Result<log::LogIndex> result);
   void fail_batch(Batch batch, const Status& error);
   void apply_batch(log::LogIndex index, Batch batch);

@@ -48,11 +48,14 @@ void Node::Impl::track_effect(const core::Effect& effect) {
 
 std::optional<TimePoint> Node::Impl::next_timer_deadline() const {
   if (shutting_down_ || !failure_.is_ok() || !is_primary()) return std::nullopt;
-  return timers_.next_deadline();
+  std::optional<TimePoint> next = timers_.next_deadline();
+  if (linger_until_ && (!next || *linger_until_ < *next)) next = linger_until_;
+  return next;
 }
 
 void Node::Impl::run_due_timers() {
   if (shutting_down_ || !failure_.is_ok() || !is_primary()) return;
+  end_due_linger();
   const TimePoint now = clock_.now();
   Timers::Due due = timers_.take_due(now);
   for (core::SessionId id : due.sessions) {

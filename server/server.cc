@@ -113,8 +113,13 @@ Status Server::start() {
 
   uv_prepare_init(&loop_, &prepare_);
   prepare_.data = this;
-  uv_timer_init(&loop_, &node_timer_);
-  node_timer_.data = this;
+  if (Status st = node_timer_.open(&loop_, [this] {
+        node_timer_at_.reset();
+        if (node_ && !shutting_down_) node_->run_due_timers();
+      });
+      !st) {
+    return st;
+  }
   uv_timer_init(&loop_, &idle_timer_);
   idle_timer_.data = this;
   uv_signal_init(&loop_, &sigint_);
@@ -362,20 +367,10 @@ void Server::on_effect(const core::Effect& effect) {
 void Server::arm_node_timer() {
   if (!node_ || shutting_down_) return;
   const auto deadline = node_->next_timer_deadline();
-  if (!deadline) {
-    uv_timer_stop(&node_timer_);
-    return;
-  }
-  const auto now = clock_.now();
-  std::uint64_t ms = 0;
-  if (*deadline > now) {
-    ms = static_cast<std::uint64_t>(
-             std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - now).count()) + 1;
-  }
-  uv_timer_start(&node_timer_, [](uv_timer_t* h) {
-    auto* self = static_cast<Server*>(h->data);
-    if (self->node_ && !self->shutting_down_) self->node_->run_due_timers();
-  }, ms, 0);
+  if (deadline == node_timer_at_) return;  // armed for that already (a syscall saved per iteration)
+  node_timer_at_ = deadline;
+  if (!deadline) return node_timer_.disarm();
+  node_timer_.arm(*deadline - clock_.now());
 }
 
 void Server::sweep_idle() {
@@ -410,7 +405,7 @@ void Server::finish_shutdown() {
   if (handles_open_) {
     handles_open_ = false;
     uv_close(as_handle(&prepare_), nullptr);
-    uv_close(as_handle(&node_timer_), nullptr);
+    node_timer_.close();
     uv_close(as_handle(&idle_timer_), nullptr);
     uv_close(as_handle(&sigint_), nullptr);
     uv_close(as_handle(&sigterm_), nullptr);

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
@@ -38,6 +39,7 @@
 #include "node/node.h"
 #include "server/config.h"
 #include "server/loop_executor.h"
+#include "server/precise_timer.h"
 #include "server/responder.h"
 
 namespace leasehold::server {
@@ -116,7 +118,8 @@ class Server {
   uv_signal_t sigint_{};
   uv_signal_t sigterm_{};
   uv_prepare_t prepare_{};
-  uv_timer_t node_timer_{};
+  PreciseTimer node_timer_;                  // the node's next timer deadline
+  std::optional<node::TimePoint> node_timer_at_;  // what node_timer_ is armed for
   uv_timer_t idle_timer_{};
   uv_async_t stop_async_{};
   bool handles_open_ = false;

@@ -22,6 +22,7 @@ struct ServerFlags {
   std::string listen = "127.0.0.1:7379";
   std::uint64_t idle_timeout_ms = 30'000;
   std::uint64_t etcd_timeout_ms = 2000;
+  std::uint64_t commit_linger_us = 200;
   std::uint64_t append_timeout_ms = 3000;
   std::string config_file;
 };
@@ -84,6 +85,7 @@ void run_server(ServerFlags& flags) {
   }
   cfg.idle_timeout = std::chrono::milliseconds(flags.idle_timeout_ms);
   cfg.cluster.etcd_timeout = std::chrono::milliseconds(flags.etcd_timeout_ms);
+  cfg.node.commit_linger = std::chrono::microseconds(flags.commit_linger_us);
   cfg.cluster.append_timeout = std::chrono::milliseconds(flags.append_timeout_ms);
   if (cfg.cluster.enabled() && cfg.cluster.advertise.empty()) cfg.cluster.advertise = flags.listen;
   std::signal(SIGPIPE, SIG_IGN);
@@ -139,6 +141,7 @@ void register_server(CLI::App& app) {
   auto* node = "Log, batching and snapshots";
   cmd->add_option("--max-batch-commands", c.node.max_batch_commands, "Commands per group commit")->group(node)->capture_default_str();
   cmd->add_option("--max-batch-bytes", c.node.max_batch_bytes, "Bytes per group commit")->group(node)->capture_default_str();
+  cmd->add_option("--commit-linger-us", flags->commit_linger_us, "After a commit, wait up to this long for the clients just answered before starting the next one (0 = off)")->group(node)->capture_default_str()->check(CLI::Range(0, 100'000));
   cmd->add_option("--max-pending-proposals", c.node.max_pending_proposals, "Queued + in-flight writes before refusing")->group(node)->capture_default_str();
   cmd->add_option("--snapshot-every-commands", c.node.snapshot_every_commands, "Snapshot after this many commands (0 = off)")->group(node)->capture_default_str();
   cmd->add_option("--snapshot-every-bytes", c.node.snapshot_every_bytes, "Snapshot after this many log bytes (0 = off)")->group(node)->capture_default_str();
