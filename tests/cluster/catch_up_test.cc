@@ -157,6 +157,13 @@ TEST(ClusterCatchUpTest, FrozenStandbyBehindCompactionsRecoversByItselfAndCanTak
   // A lock granted while the standby was frozen is still held there.
   auto info = fresh->call({"LOCK.INFO", "during7"});
   EXPECT_EQ(field_int(info, "last_token"), during7_token) << info.debug_string();
+  // The recovered node (catch-up thread, replaced watches) stops cleanly:
+  // exit 0, and under ASan no error and no leak.
+  c->node(s).process.signal(SIGTERM);
+  const auto code = c->node(s).process.wait(20s);
+  ASSERT_TRUE(code.has_value()) << "the recovered node did not stop";
+  EXPECT_EQ(*code, 0) << "see " << c->stderr_of(s);
+  EXPECT_EQ(stderr_text(c->node(s).data_dir).find("Sanitizer"), std::string::npos);
   std::printf("[ catch-up ] whole test %lld ms\n",
               static_cast<long long>(
                   std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - test_start).count()));
