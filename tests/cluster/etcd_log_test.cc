@@ -158,5 +158,57 @@ TEST_F(EtcdLogTest, SnapshotInEtcdDeletesPrefixAndANewNodeJoinsFromIt) {
   EXPECT_EQ(highest->first, 7u);
 }
 
+// The catch-up read of a standby that fell behind: the etcd snapshot and
+// the entries after it at ONE revision, so entries appended after that read
+// are exactly the ones a watch from revision + 1 delivers.
+TEST_F(EtcdLogTest, CatchUpReadsTheSnapshotAndTheEntriesAfterItAtOneRevision) {
+  auto a = open_log(dir_.path() + "/a");
+  // Nothing stored yet: no snapshot (the empty state), no entries.
+  auto empty = a->read_catch_up(100);
+  ASSERT_TRUE(empty) << empty.status().to_string();
+  EXPECT_EQ(empty->snapshot_index, 0u);
+  EXPECT_TRUE(empty->entries.empty());
+  EXPECT_GT(empty->revision, 0);
+
+  std::int64_t lease_a = 0;
+  a->set_term(elect(lease_a));
+  for (int i = 1; i <= 4; ++i) ASSERT_TRUE(append_sync(*a, "b" + std::to_string(i)));
+  // Before any snapshot: every entry from 1.
+  auto no_snapshot = a->read_catch_up(100);
+  ASSERT_TRUE(no_snapshot) << no_snapshot.status().to_string();
+  EXPECT_EQ(no_snapshot->snapshot_index, 0u);
+  ASSERT_EQ(no_snapshot->entries.size(), 4u);
+  EXPECT_EQ(no_snapshot->entries[0], (std::pair<LogIndex, std::string>{1, "b1"}));
+
+  const std::string state(2500, 's');  // 3 chunks
+  ASSERT_TRUE(snapshot_sync(*a, 2, state));
+  ASSERT_TRUE(append_sync(*a, "b5"));
+  ASSERT_TRUE(snapshot_sync(*a, 4, state + "y"));  // deletes <= 4, compacts at the first meta
+  ASSERT_TRUE(append_sync(*a, "b6"));
+
+  auto standby = open_log(dir_.path() + "/standby");
+  auto got = standby->read_catch_up(100);
+  ASSERT_TRUE(got) << got.status().to_string();
+  EXPECT_EQ(got->snapshot_index, 4u);
+  EXPECT_EQ(got->snapshot_bytes, state + "y");
+  ASSERT_EQ(got->entries.size(), 2u);
+  EXPECT_EQ(got->entries[0], (std::pair<LogIndex, std::string>{5, "b5"}));
+  EXPECT_EQ(got->entries[1], (std::pair<LogIndex, std::string>{6, "b6"}));
+  EXPECT_EQ(standby->position().last, 6u);
+  EXPECT_EQ(standby->position().snapshot, 4u);
+
+  // An entry appended after the read has a revision after it.
+  ASSERT_TRUE(append_sync(*a, "b7"));
+  auto seven = client_->range(EtcdLog::log_key(kPrefix, 7));
+  ASSERT_TRUE(seven);
+  ASSERT_EQ(seven->kvs.size(), 1u);
+  EXPECT_GT(seven->kvs[0].mod_revision, got->revision);
+
+  // Too many entries after the snapshot: a clear limit error.
+  auto capped = standby->read_catch_up(2);
+  ASSERT_FALSE(capped);
+  EXPECT_EQ(capped.status().code(), ErrorCode::kLimitExceeded) << capped.status().to_string();
+}
+
 }  // namespace
 }  // namespace leasehold::log
