@@ -180,7 +180,9 @@ class ClusterMember::Impl {
         held_.erase(it);
       }
     } else if (held_.size() > kMaxHeldEntries) {
-      return fatal_later(Status(ErrorCode::kLimitExceeded, "too many log entries not applied by the primary"));
+      // Another node writes the log: step down, drop them, catch up from etcd.
+      held_.clear();
+      return request_catch_up(Status(ErrorCode::kLimitExceeded, "too many log entries not applied by the primary"));
     }
     applied_.store(node_->stats().applied_index);
     cv_.notify_all();
