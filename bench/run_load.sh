@@ -120,6 +120,10 @@ if [[ ${SKIP_LEASEHOLD:-0} != 1 ]]; then
   start leasehold "$leasehold" server --listen 127.0.0.1:@PORT@ \
     --data-dir "$workdir/leasehold/data" ${LEASEHOLD_SERVER_ARGS:-} || die "leasehold server failed"
   targets=(--leasehold "127.0.0.1:$port" "${targets[@]}")
+  # The same server with the pipelined client (RELEASE + next ACQUIRE in
+  # one write, one commit per cycle), as its own column and ratios.
+  targets+=(--target "leasehold-p=leasehold-pipelined:127.0.0.1:$port"
+            --ratio leasehold-p/redis-always --ratio leasehold-p/redis-default)
 fi
 
 zk_jar=/usr/share/java/zookeeper.jar
