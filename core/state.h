@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/fifo_queue.h"
 #include "core/command.h"
 #include "core/reply.h"
 #include "core/state_machine.h"
@@ -62,7 +63,7 @@ struct Waiter {
 // only kSemaphore requests with the same limit.
 struct Lock {
   std::vector<Holder> holders;  // in grant order
-  std::vector<Waiter> waiters;  // FIFO in commit order
+  FifoQueue<Waiter> waiters;    // FIFO in commit order (O(1) grant from the front)
   Token last_token = 0;         // highest token granted while this lock existed
   LogMillis delay_until = 0;    // 0 = no lock-delay
   std::uint32_t limit = 1;      // semaphore permits (1 for read-write locks)
