@@ -35,6 +35,7 @@
 // the Executor; a task that runs after the member was destroyed does nothing.
 // Destroy the member BEFORE the node (it stops its threads, then revokes the
 // lease so a standby takes over at once).
+// Implementation: cluster_member_impl.h (threads), cluster_member.cc, cluster_campaign.cc, cluster_catch_up.cc.
 #pragma once
 
 #include <chrono>

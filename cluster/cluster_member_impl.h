@@ -1,0 +1,158 @@
+// cluster/cluster_member_impl.h: ClusterMember::Impl, private to cluster/
+// (what the member does: cluster/cluster_member.h). One class in three files:
+//  - cluster_member.cc:   open (recovery), the follow path (on_log_events,
+//                         apply_held), refresh_leader, on_node_stepped_down;
+//  - cluster_campaign.cc: election, catch up to etcd's highest index before
+//                         promotion, step down (campaign_loop, campaign_with_lease);
+//  - cluster_catch_up.cc: the watches, and the reload from etcd after a
+//                         compaction or a log gap ("Catch-up" below).
+//
+// Threads and what they touch:
+//  - loop thread (the node's Executor): the constructor, open(), take_node(),
+//    the destructor, every on_loop() task and every method marked "Loop
+//    thread". It alone touches the node, held_, barrier_, the log's term,
+//    watch_generation_ and the recovery state, and writes applied_ and
+//    recovering_ (atomics the other threads read).
+//  - campaign thread (campaign_thread_): lease, election, promotion wait;
+//    own_key_, stepped_down_ and step_down_why_ under mu_. It changes the
+//    node only through on_loop().
+//  - catch-up thread (catch_up_thread_): after open(), the only one that
+//    replaces log_watch_ and leader_watch_; reads etcd and hands the result
+//    to the loop thread, waiting for its answer on cv_.
+//  - etcd watch and keepalive threads (their callbacks): post to the loop
+//    thread, or set flags under mu_ and notify cv_.
+// mu_/cv_ are shared by all of them; cv_ is notified when applied_ advances,
+// on a step-down, a catch-up request, a lost watch and at stop. A task posted
+// by on_loop() does nothing once the Impl is destroyed (loop_->alive).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/cluster_member.h"
+#include "cluster/read_barrier.h"
+#include "etcd/client.h"
+#include "etcd/types.h"
+#include "etcd/watcher.h"
+#include "leasehold/status.h"
+#include "log/etcd_log.h"
+#include "node/node.h"
+
+namespace leasehold::cluster {
+
+class ClusterMember::Impl {
+ public:
+  Impl(ClusterOptions options, node::Executor post, FatalHandler on_fatal);
+  // Stops and joins the campaign and catch-up threads, then drops the
+  // watches and the read barrier; a node not taken yet is destroyed after.
+  ~Impl();
+
+  // Loop thread: recovers the node from etcd, starts the watches and the
+  // campaign and catch-up threads (ClusterMember::start).
+  Status open(node::NodeOptions node_options, node::Clock& clock);
+  std::unique_ptr<node::Node> take_node();
+
+ private:
+  using SteadyTime = std::chrono::steady_clock::time_point;
+
+  struct LoopState {
+    bool alive = true;  // loop thread only
+  };
+
+  // ---- Member (cluster_member.cc)
+  std::string election_prefix() const;
+  // Any thread: runs task on the loop thread, unless the Impl is gone by then.
+  void on_loop(std::function<void(Impl&)> task);
+  // Any thread: on_fatal_ on the loop thread.
+  void fatal_later(Status why);
+  // Watch thread: entries of the log, in revision order.
+  void on_log_events(const std::vector<etcd::WatchEvent>& events);
+  // Loop thread: applies the entries seen on the watch. A primary applies
+  // its own appends itself, so it only keeps what it has not applied yet
+  // (its own append in flight, or entries of a newer primary that deposed
+  // it) and applies those once it is a standby.
+  void apply_held();
+  // Any thread: who leads now; standbys redirect there.
+  void refresh_leader();
+  // Loop thread: an append failed (deposed / outcome unknown).
+  void on_node_stepped_down(const Status& why);
+
+  // ---- Campaign (cluster_campaign.cc): campaign thread (sleep_for also on
+  // the catch-up thread).
+  // Waits d, or less if stop is requested; false if it was.
+  bool sleep_for(std::chrono::milliseconds d, const std::stop_token& stop);
+  // Grants a lease and campaigns with it, again and again until ~Impl.
+  void campaign_loop();
+  // One lease: elected, catch up to the highest index in etcd, promote;
+  // when the lease is lost or the node stepped down, step down and resign.
+  void campaign_with_lease(const etcd::LeaseGrant& grant, const std::stop_token& all);
+
+  // ---- Catch-up (cluster_catch_up.cc; docs/cluster.md "Falling behind a
+  // compaction"): a standby whose log watch fell behind an etcd compaction,
+  // or saw a log gap, reloads the etcd snapshot and the log after it (one
+  // read at one revision R), and watches again from R + 1. Runs on
+  // catch_up_thread_; the state is changed on the loop thread only. Retries
+  // with backoff while etcd is unavailable; gives up (on_fatal) only on
+  // corruption.
+  Result<std::unique_ptr<etcd::Watcher>> start_log_watch(std::int64_t from_revision, std::uint64_t generation);
+  Result<std::unique_ptr<etcd::Watcher>> start_leader_watch();
+  // Loop thread: the log watch broke (or a gap): catch up as a standby.
+  void request_catch_up(const Status& why);
+  // Catch-up thread: waits for a catch-up request or a lost leader watch.
+  void catch_up_loop();
+  void restart_leader_watch(const std::stop_token& stop);
+  void run_catch_up(const std::stop_token& stop);
+  // Catch-up thread: read, start the new watch, let the loop thread apply.
+  Status catch_up_once(int attempt, const std::stop_token& stop);
+  // Loop thread: the state becomes the etcd snapshot plus the entries after
+  // it (everything up to data.revision); the new watch continues from there.
+  Status apply_catch_up(log::EtcdCatchUp& data, const etcd::Watcher& watch, std::uint64_t generation, int attempt);
+
+  ClusterOptions options_;
+  node::Executor post_;
+  FatalHandler on_fatal_;
+  std::shared_ptr<LoopState> loop_ = std::make_shared<LoopState>();
+  std::shared_ptr<etcd::Client> client_;
+  log::EtcdLog* log_ = nullptr;            // owned by the node
+  std::unique_ptr<node::Node> owned_node_;  // until take_node()
+  node::Node* node_ = nullptr;
+  std::atomic<log::LogIndex> applied_{0};
+  std::map<log::LogIndex, std::string> held_;  // loop thread: seen on the watch, not applied yet
+  // Created by open(); after it, replaced only by the catch-up thread;
+  // destroyed by ~Impl after that thread was joined.
+  std::unique_ptr<etcd::Watcher> log_watch_;
+  std::unique_ptr<etcd::Watcher> leader_watch_;
+  std::unique_ptr<ReadBarrier> barrier_;  // loop thread
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string own_key_;       // guarded by mu_
+  bool stepped_down_ = false; // guarded by mu_
+  Status step_down_why_;      // guarded by mu_
+  std::stop_source stop_all_;
+  std::thread campaign_thread_;
+
+  // Catch-up (see "Catch-up" above): the thread that replaces the watches.
+  std::atomic<bool> recovering_{false};  // written on the loop thread
+  std::uint64_t watch_generation_ = 0;   // loop thread: the installed log watch
+  std::atomic<std::uint64_t> next_generation_{1};
+  Status recovery_why_;                  // loop thread
+  log::LogIndex recovery_from_applied_ = 0;  // loop thread
+  SteadyTime recovery_started_;          // loop thread
+  Status recover_again_;                 // loop thread: non-OK = catch up again after this one
+  bool catch_up_requested_ = false;      // guarded by mu_
+  bool leader_watch_lost_ = false;       // guarded by mu_
+  std::thread catch_up_thread_;
+};
+
+}  // namespace leasehold::cluster
