@@ -12,6 +12,7 @@
 #include "etcd/election.h"
 #include "etcd/keepalive.h"
 #include "log/etcd_log.h"
+#include "log/log_format.h"
 #include "tests/etcd/etcd_cluster.h"
 #include "tests/support/temp_dir.h"
 
@@ -156,6 +157,49 @@ TEST_F(EtcdLogTest, SnapshotInEtcdDeletesPrefixAndANewNodeJoinsFromIt) {
   auto highest = EtcdLog::highest_index(*client_, kPrefix);
   ASSERT_TRUE(highest);
   EXPECT_EQ(highest->first, 7u);
+}
+
+// A restarted node resumes from the NEWER of its own local snapshot and the
+// etcd snapshot: a standby's snapshots are local only (it holds no term), so
+// after a restart its own file wins when it is ahead of the primary's, and
+// the etcd one wins when the primary snapshotted later.
+TEST_F(EtcdLogTest, RestartedNodeResumesFromTheNewerOfItsLocalAndTheEtcdSnapshot) {
+  auto primary = open_log(dir_.path() + "/p");
+  std::int64_t lease = 0;
+  primary->set_term(elect(lease));
+  for (int i = 1; i <= 6; ++i) ASSERT_TRUE(append_sync(*primary, "b" + std::to_string(i)));
+  ASSERT_TRUE(snapshot_sync(*primary, 2, "etcd-at-2"));  // local + etcd
+
+  const std::string standby_dir = dir_.path() + "/s";
+  {
+    auto standby = open_log(standby_dir);  // no term: a standby
+    standby->observe(6);                   // it followed the log up to 6
+    Status saved = snapshot_sync(*standby, 5, "local-at-5");
+    ASSERT_TRUE(saved) << saved.to_string();
+    auto meta = client_->range(std::string(kPrefix) + "/snap/meta");
+    ASSERT_TRUE(meta);
+    ASSERT_EQ(meta->kvs.size(), 1u);
+    EXPECT_EQ(get_u64_le(std::string_view(meta->kvs[0].value).substr(4)), 2u)
+        << "a standby's snapshot must not reach etcd";
+  }
+  auto restarted = open_log(standby_dir);
+  auto snap = restarted->load_snapshot();
+  ASSERT_TRUE(snap) << snap.status().to_string();
+  ASSERT_TRUE(snap->has_value());
+  EXPECT_EQ((*snap)->index, 5u);
+  EXPECT_EQ((*snap)->bytes, "local-at-5");
+  auto rest = read_all(*restarted, 6);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].second, "b6");
+
+  // The primary snapshots past the standby's file: now etcd's is newer.
+  ASSERT_TRUE(snapshot_sync(*primary, 6, "etcd-at-6"));
+  auto again = open_log(standby_dir);
+  snap = again->load_snapshot();
+  ASSERT_TRUE(snap) << snap.status().to_string();
+  ASSERT_TRUE(snap->has_value());
+  EXPECT_EQ((*snap)->index, 6u);
+  EXPECT_EQ((*snap)->bytes, "etcd-at-6");
 }
 
 // The catch-up read of a standby that fell behind: the etcd snapshot and
