@@ -6,7 +6,7 @@
 
 namespace leasehold::etcd {
 
-using detail::Endpoint;
+using detail::Stubs;
 using detail::Retry;
 
 Result<std::unique_ptr<Client>> Client::create(const ClientOptions& options) {
@@ -31,7 +31,7 @@ Result<RangeResult> Client::range(std::string_view key, std::string_view range_e
   etcdserverpb::RangeRequest request;
   detail::to_proto(key, range_end, options, &request);
   etcdserverpb::RangeResponse response;
-  Status s = connections_->unary("range", Retry::kIdempotent, [&](Endpoint& ep, grpc::ClientContext& ctx) {
+  Status s = connections_->unary("range", Retry::kIdempotent, [&](const Stubs& ep, grpc::ClientContext& ctx) {
     return ep.kv->Range(&ctx, request, &response);
   });
   if (!s) return s;
@@ -46,7 +46,7 @@ Result<PutResult> Client::put(std::string_view key, std::string_view value, std:
   request.set_value(std::string(value));
   request.set_lease(lease);
   etcdserverpb::PutResponse response;
-  Status s = connections_->unary("put", Retry::kMutation, [&](Endpoint& ep, grpc::ClientContext& ctx) {
+  Status s = connections_->unary("put", Retry::kMutation, [&](const Stubs& ep, grpc::ClientContext& ctx) {
     return ep.kv->Put(&ctx, request, &response);
   });
   if (!s) return s;
@@ -59,7 +59,7 @@ Result<DeleteResult> Client::delete_range(std::string_view key, std::string_view
   request.set_key(std::string(key));
   if (!range_end.empty()) request.set_range_end(std::string(range_end));
   etcdserverpb::DeleteRangeResponse response;
-  Status s = connections_->unary("delete", Retry::kMutation, [&](Endpoint& ep, grpc::ClientContext& ctx) {
+  Status s = connections_->unary("delete", Retry::kMutation, [&](const Stubs& ep, grpc::ClientContext& ctx) {
     return ep.kv->DeleteRange(&ctx, request, &response);
   });
   if (!s) return s;
@@ -79,7 +79,7 @@ Result<TxnResult> Client::txn(const std::vector<Compare>& compares, const std::v
   }
   etcdserverpb::TxnResponse response;
   Status s = connections_->unary("txn", writes ? Retry::kMutation : Retry::kIdempotent,
-                                 [&](Endpoint& ep, grpc::ClientContext& ctx) {
+                                 [&](const Stubs& ep, grpc::ClientContext& ctx) {
                                    return ep.kv->Txn(&ctx, request, &response);
                                  });
   if (!s) return s;
@@ -92,7 +92,7 @@ Result<std::int64_t> Client::compact(std::int64_t revision) {
   request.set_revision(revision);
   etcdserverpb::CompactionResponse response;
   // Compacting twice to the same revision is harmless: retry like a read.
-  Status s = connections_->unary("compact", Retry::kIdempotent, [&](Endpoint& ep, grpc::ClientContext& ctx) {
+  Status s = connections_->unary("compact", Retry::kIdempotent, [&](const Stubs& ep, grpc::ClientContext& ctx) {
     return ep.kv->Compact(&ctx, request, &response);
   });
   if (!s) return s;
@@ -105,7 +105,7 @@ Result<LeaseGrant> Client::lease_grant(std::int64_t ttl_seconds) {
   request.set_ttl(ttl_seconds);
   etcdserverpb::LeaseGrantResponse response;
   // A lost reply leaves an orphan lease that simply expires: safe to retry.
-  Status s = connections_->unary("lease grant", Retry::kIdempotent, [&](Endpoint& ep, grpc::ClientContext& ctx) {
+  Status s = connections_->unary("lease grant", Retry::kIdempotent, [&](const Stubs& ep, grpc::ClientContext& ctx) {
     return ep.lease->LeaseGrant(&ctx, request, &response);
   });
   if (!s) return s;
@@ -119,7 +119,7 @@ Status Client::lease_revoke(std::int64_t lease_id) {
   etcdserverpb::LeaseRevokeRequest request;
   request.set_id(lease_id);
   etcdserverpb::LeaseRevokeResponse response;
-  return connections_->unary("lease revoke", Retry::kIdempotent, [&](Endpoint& ep, grpc::ClientContext& ctx) {
+  return connections_->unary("lease revoke", Retry::kIdempotent, [&](const Stubs& ep, grpc::ClientContext& ctx) {
     return ep.lease->LeaseRevoke(&ctx, request, &response);
   });
 }

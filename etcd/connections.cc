@@ -65,18 +65,48 @@ bool is_unavailable(const grpc::Status& status) {
          unknown_containing(status, "context canceled") || unknown_containing(status, "proposal dropped");
 }
 
+std::shared_ptr<const Stubs> make_stubs(const std::string& target) {
+  auto stubs = std::make_shared<Stubs>();
+  stubs->channel = make_channel(target);
+  stubs->kv = etcdserverpb::KV::NewStub(stubs->channel);
+  stubs->lease = etcdserverpb::Lease::NewStub(stubs->channel);
+  stubs->watch = etcdserverpb::Watch::NewStub(stubs->channel);
+  return stubs;
+}
+
+Endpoint::Endpoint(std::string target) : target_(std::move(target)), stubs_(make_stubs(target_)) {}
+
+std::shared_ptr<const Stubs> Endpoint::stubs() const {
+  std::lock_guard lock(mu_);
+  return stubs_;
+}
+
+void Endpoint::note_success() {
+  std::lock_guard lock(mu_);
+  failing_since_.reset();
+}
+
+void Endpoint::note_unconnected_failure(const std::shared_ptr<const Stubs>& used) {
+  const Clock::time_point now = Clock::now();
+  std::lock_guard lock(mu_);
+  if (used != stubs_) return;  // already renewed
+  if (!failing_since_) failing_since_ = now;
+  if (now - *failing_since_ < kRenewAfter || now - renewed_at_ < kRenewAfter) return;
+  stubs_ = make_stubs(target_);
+  renewed_at_ = now;
+  failing_since_ = now;
+  ++renewals_;
+}
+
+std::uint64_t Endpoint::renewals() const {
+  std::lock_guard lock(mu_);
+  return renewals_;
+}
+
 Connections::Connections(const std::vector<std::string>& targets, std::chrono::milliseconds call_timeout)
     : call_timeout_(call_timeout) {
   endpoints_.reserve(targets.size());
-  for (const std::string& target : targets) {
-    Endpoint ep;
-    ep.target = target;
-    ep.channel = make_channel(target);
-    ep.kv = etcdserverpb::KV::NewStub(ep.channel);
-    ep.lease = etcdserverpb::Lease::NewStub(ep.channel);
-    ep.watch = etcdserverpb::Watch::NewStub(ep.channel);
-    endpoints_.push_back(std::move(ep));
-  }
+  for (const std::string& target : targets) endpoints_.push_back(std::make_unique<Endpoint>(target));
 }
 
 void Connections::advance_from(std::size_t failed) {
@@ -91,18 +121,24 @@ Status Connections::unary(std::string_view what, Retry retry, const Attempt& att
   Status last(ErrorCode::kUnavailable, "etcd unavailable: " + std::string(what) + ": deadline passed");
   for (std::size_t i = 0; i < endpoints_.size(); ++i) {
     const std::size_t index = (start + i) % endpoints_.size();
-    Endpoint& ep = endpoints_[index];
+    Endpoint& ep = *endpoints_[index];
     if (Clock::now() >= deadline) break;
-    const bool was_connected = ep.channel->GetState(false) == GRPC_CHANNEL_READY;
+    const std::shared_ptr<const Stubs> stubs = ep.stubs();
+    const bool was_connected = stubs->channel->GetState(false) == GRPC_CHANNEL_READY;
     grpc::ClientContext context;
     set_deadline(context, deadline);
-    const grpc::Status status = attempt(ep, context);
+    const grpc::Status status = attempt(*stubs, context);
     if (status.ok()) {
+      ep.note_success();
       mark_good(index);
       return Status::ok();
     }
-    last = to_status(status, what, ep.target);
-    if (!is_unavailable(status)) return last;  // etcd answered: an error about the request itself
+    last = to_status(status, what, ep.target());
+    if (!is_unavailable(status)) {
+      ep.note_success();  // etcd answered
+      return last;        // an error about the request itself
+    }
+    if (!was_connected) ep.note_unconnected_failure(stubs);
     advance_from(index);
     const bool timed_out = is_timeout(status);
     // A write that may have reached etcd can still apply later (e.g. once a

@@ -25,6 +25,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,17 +38,48 @@ namespace leasehold::etcd::detail {
 
 using Clock = std::chrono::steady_clock;
 
-struct Endpoint {
-  std::string target;  // "127.0.0.1:2379"
+// One gRPC channel to an endpoint and its stubs. Calls and streams hold a
+// shared_ptr for as long as they use it, so a replaced channel stays alive
+// until its last user is done.
+struct Stubs {
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<etcdserverpb::KV::Stub> kv;
   std::unique_ptr<etcdserverpb::Lease::Stub> lease;
   std::unique_ptr<etcdserverpb::Watch::Stub> watch;
 };
 
+// CHANNEL RENEWAL: gRPC channels whose connection attempts keep failing can
+// stay in failure after the member came back (seen with gRPC 1.51: "tcp
+// handshaker shutdown" for 30 s and more after a 5 s outage of a 1-member
+// etcd). A unary call that fails UNAVAILABLE on a channel that was not
+// connected reports it; once an endpoint has failed that way for
+// kRenewAfter with no success, its channel is replaced by a fresh one (at
+// most once per kRenewAfter). Streams pick up the new channel when they
+// reconnect.
+class Endpoint {
+ public:
+  static constexpr std::chrono::seconds kRenewAfter{2};
+
+  explicit Endpoint(std::string target);
+  const std::string& target() const { return target_; }
+  std::shared_ptr<const Stubs> stubs() const;
+  void note_success();
+  // A call on `used` failed UNAVAILABLE while its channel was not connected.
+  void note_unconnected_failure(const std::shared_ptr<const Stubs>& used);
+  std::uint64_t renewals() const;
+
+ private:
+  const std::string target_;  // "127.0.0.1:2379"
+  mutable std::mutex mu_;
+  std::shared_ptr<const Stubs> stubs_;              // guarded by mu_
+  std::optional<Clock::time_point> failing_since_;  // guarded by mu_
+  Clock::time_point renewed_at_{};                  // guarded by mu_
+  std::uint64_t renewals_ = 0;                      // guarded by mu_
+};
+
 enum class Retry : std::uint8_t { kIdempotent, kMutation };
 
-using Attempt = std::function<grpc::Status(Endpoint&, grpc::ClientContext&)>;
+using Attempt = std::function<grpc::Status(const Stubs&, grpc::ClientContext&)>;
 
 class Connections {
  public:
@@ -54,7 +87,7 @@ class Connections {
 
   std::size_t size() const { return endpoints_.size(); }
   std::chrono::milliseconds call_timeout() const { return call_timeout_; }
-  Endpoint& endpoint(std::size_t index) { return endpoints_[index % endpoints_.size()]; }
+  Endpoint& endpoint(std::size_t index) { return *endpoints_[index % endpoints_.size()]; }
   // Index of the endpoint new calls and streams start on.
   std::size_t current() const { return current_.load(std::memory_order_relaxed); }
   // Moves the current endpoint past `failed` (no-op if another thread already did).
@@ -66,7 +99,7 @@ class Connections {
   Status unary(std::string_view what, Retry retry, const Attempt& attempt);
 
  private:
-  std::vector<Endpoint> endpoints_;
+  std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::chrono::milliseconds call_timeout_;
   std::atomic<std::size_t> current_{0};
 };

@@ -9,6 +9,7 @@ namespace leasehold::etcd {
 using Clock = std::chrono::steady_clock;
 
 struct LeaseKeepAlive::Stream {
+  std::shared_ptr<const detail::Stubs> stubs;  // first: outlives the call below
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReaderWriter<etcdserverpb::LeaseKeepAliveRequest,
                                            etcdserverpb::LeaseKeepAliveResponse>>
@@ -107,7 +108,8 @@ void LeaseKeepAlive::run_stream(std::size_t endpoint_index) {
     if (stopping_) return;
     stream_ = &stream;
   }
-  stream.rw = ep.lease->LeaseKeepAlive(&stream.context);
+  stream.stubs = ep.stubs();
+  stream.rw = stream.stubs->lease->LeaseKeepAlive(&stream.context);
   stream.reader = std::thread([this, &stream] {
     etcdserverpb::LeaseKeepAliveResponse response;
     while (stream.rw->Read(&response)) {

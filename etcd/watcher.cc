@@ -8,6 +8,7 @@ namespace leasehold::etcd {
 using Clock = std::chrono::steady_clock;
 
 struct Watcher::Stream {
+  std::shared_ptr<const detail::Stubs> stubs;  // first: outlives the call below
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReaderWriter<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>> rw;
 };
@@ -86,7 +87,8 @@ Watcher::StreamEnd Watcher::run_stream(std::size_t endpoint_index) {
     }
   } unregister{this};
 
-  stream.rw = ep.watch->Watch(&stream.context);
+  stream.stubs = ep.stubs();
+  stream.rw = stream.stubs->watch->Watch(&stream.context);
   const std::int64_t resume_from = next_revision_.load();
   etcdserverpb::WatchRequest request;
   auto* create = request.mutable_create_request();
