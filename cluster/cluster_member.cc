@@ -46,21 +46,25 @@ Status ClusterMember::Impl::open(node::NodeOptions node_options, node::Clock& cl
   etcd::ClientOptions co;
   co.endpoints = options_.etcd_endpoints;
   co.call_timeout = options_.etcd_timeout;
-  auto client = etcd::Client::create(co);
-  if (!client) return client.status();
-  client_ = std::shared_ptr<etcd::Client>(std::move(client).value());
   log::EtcdLogOptions lo;
-  lo.client = client_;
   lo.prefix = options_.prefix();
   lo.local_dir = options_.data_dir;
   lo.append_timeout = options_.append_timeout;
   node_options.cluster_mode = true;
   node_options.max_batch_bytes = std::min(node_options.max_batch_bytes, log::kEtcdMaxBatchBytes);
-  // Recovery reads etcd. A just-started (or loaded) etcd may miss the first
-  // calls' deadline: retry kUnavailable for a bounded time.
-  const auto recover_until = std::chrono::steady_clock::now() +
-                             std::max<std::chrono::milliseconds>(std::chrono::seconds(2), 5 * options_.etcd_timeout);
-  for (;;) {
+  // Recovery reads etcd. A just-started (or loaded, or down) etcd may miss
+  // the first calls' deadline: retry kUnavailable for startup_wait (0: until
+  // etcd answers), with backoff.
+  const bool wait_forever = options_.startup_wait.count() == 0;
+  const auto recover_until = std::chrono::steady_clock::now() + options_.startup_wait;
+  std::chrono::milliseconds pause{200};
+  for (int attempt = 1;; ++attempt) {
+    // A fresh client per attempt: a channel that never reached etcd can stay
+    // stuck in its failed connection attempts after etcd came up.
+    auto client = etcd::Client::create(co);
+    if (!client) return client.status();
+    client_ = std::shared_ptr<etcd::Client>(std::move(client).value());
+    lo.client = client_;
     auto log = log::EtcdLog::open(lo);
     if (!log) return log.status();
     log::EtcdLog* raw_log = log->get();
@@ -70,11 +74,14 @@ Status ClusterMember::Impl::open(node::NodeOptions node_options, node::Clock& cl
       owned_node_ = std::move(node).value();
       break;
     }
-    if (node.status().code() != ErrorCode::kUnavailable || std::chrono::steady_clock::now() >= recover_until) {
+    if (node.status().code() != ErrorCode::kUnavailable ||
+        (!wait_forever && std::chrono::steady_clock::now() >= recover_until)) {
       return node.status();
     }
-    spdlog::warn("cluster recovery: etcd unavailable, retrying error=\"{}\"", node.status().to_string());
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    spdlog::warn("cluster recovery: etcd unavailable, retrying in {} ms attempt={} error=\"{}\"", pause.count(),
+                 attempt, node.status().to_string());
+    std::this_thread::sleep_for(pause);
+    pause = std::min<std::chrono::milliseconds>(2 * pause, std::chrono::seconds(2));
   }
   node_ = owned_node_.get();
   applied_.store(node_->stats().applied_index);

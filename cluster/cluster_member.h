@@ -58,6 +58,9 @@ struct ClusterOptions {
   std::int64_t lease_ttl_s = 5;   // the etcd lease behind the election key
   std::chrono::milliseconds etcd_timeout{2000};    // every etcd call
   std::chrono::milliseconds append_timeout{3000};  // retries of one append
+  // How long start() retries while etcd is unreachable before it fails with
+  // kUnavailable; 0 = retry until etcd answers (backoff 200 ms doubling to 2 s).
+  std::chrono::milliseconds startup_wait{10000};
   bool enabled() const { return !etcd_endpoints.empty(); }
   std::string prefix() const { return "/leasehold/" + cluster_name; }
 };

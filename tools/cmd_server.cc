@@ -24,6 +24,7 @@ struct ServerFlags {
   std::uint64_t etcd_timeout_ms = 2000;
   std::uint64_t commit_linger_us = 200;
   std::uint64_t append_timeout_ms = 3000;
+  std::uint64_t etcd_startup_wait_ms = 10'000;
   std::string config_file;
 };
 
@@ -87,6 +88,7 @@ void run_server(ServerFlags& flags) {
   cfg.cluster.etcd_timeout = std::chrono::milliseconds(flags.etcd_timeout_ms);
   cfg.node.commit_linger = std::chrono::microseconds(flags.commit_linger_us);
   cfg.cluster.append_timeout = std::chrono::milliseconds(flags.append_timeout_ms);
+  cfg.cluster.startup_wait = std::chrono::milliseconds(flags.etcd_startup_wait_ms);
   if (cfg.cluster.enabled() && cfg.cluster.advertise.empty()) cfg.cluster.advertise = flags.listen;
   std::signal(SIGPIPE, SIG_IGN);
 
@@ -152,6 +154,7 @@ void register_server(CLI::App& app) {
   cmd->add_option("--advertise", c.cluster.advertise, "host:port clients reach this node at (default: --listen)")->group(ha);
   cmd->add_option("--etcd-lease-ttl", c.cluster.lease_ttl_s, "Seconds: TTL of the election lease; a dead primary is replaced after about this long")->group(ha)->capture_default_str();
   cmd->add_option("--etcd-timeout-ms", flags->etcd_timeout_ms, "Deadline of each etcd call")->group(ha)->capture_default_str();
+  cmd->add_option("--etcd-startup-wait-ms", flags->etcd_startup_wait_ms, "At start, retry this long while etcd is unreachable before exiting; 0 = wait until etcd answers")->group(ha)->capture_default_str()->check(CLI::Range(std::uint64_t{0}, std::uint64_t{86'400'000}));
   cmd->add_option("--append-timeout-ms", flags->append_timeout_ms, "How long one log append retries while etcd is unreachable before writes fail with -UNAVAILABLE")->group(ha)->capture_default_str();
 
   cmd->callback([flags, cmd] {

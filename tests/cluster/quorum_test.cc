@@ -2,6 +2,7 @@
 // wiped standby rejoining. Real etcd (3 members) and leasehold processes.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -261,6 +262,75 @@ TEST(ClusterQuorumTest, UnreachableEtcdAtStartFailsCleanlyWithinTheBound) {
   EXPECT_NE(err.find("leasehold server: "), std::string::npos) << err;
   EXPECT_NE(err.find("etcd unavailable"), std::string::npos) << err;
   EXPECT_EQ(err.find("Sanitizer"), std::string::npos) << err;
+}
+
+// Every etcd member down for several seconds (a 1-member etcd restarted):
+// writes fail clearly meanwhile, and once etcd is back the node serves again
+// by itself. gRPC channels that failed throughout the outage can stay
+// failed after it; the etcd client renews them (etcd/connections.h).
+TEST(ClusterQuorumTest, FullEtcdOutageRecoversByItself) {
+  auto c = LeaseholdCluster::start(1, 1);
+  ASSERT_TRUE(c);
+  ASSERT_GE(c->wait_primary(30s), 0);
+  ASSERT_TRUE(wait_writable(*c, 10s));
+  c->etcd().kill(0);
+  const auto down_until = SteadyClock::now() + 6s;
+  std::string during;
+  while (SteadyClock::now() < down_until) {
+    during = try_write(*c, 3s);
+    ASSERT_NE(during, "OK") << "a write was acknowledged with etcd down";
+    std::this_thread::sleep_for(200ms);
+  }
+  EXPECT_EQ(during.rfind("UNAVAILABLE", 0), 0u) << during;
+  ASSERT_TRUE(c->etcd().restart(0));
+  auto back = wait_writable(*c, 20s);
+  ASSERT_TRUE(back) << "no write accepted within 20 s of etcd's return; last: " << try_write(*c, 3s);
+  std::printf("[ quorum ] etcd down 6 s, restarted: writable again after %lld ms\n",
+              static_cast<long long>(back->count()));
+}
+
+// --etcd-startup-wait-ms 0: a node started while etcd is down keeps retrying
+// (with backoff, one warning per attempt, not listening yet) and, once etcd
+// is back, recovers, listens, is elected and serves: no supervisor needed.
+TEST(ClusterQuorumTest, NodeStartedWhileEtcdIsDownWaitsAndServesOnceEtcdAnswers) {
+  auto etcd = EtcdCluster::start({.members = 1});
+  ASSERT_TRUE(etcd) << etcd.status().to_string();
+  (*etcd)->kill(0);
+  TempDir dir;
+  const std::uint16_t port = free_port();
+  const std::string stderr_path = dir.path() + "/stderr";
+  SpawnOptions opts;
+  opts.stderr_path = stderr_path;
+  auto p = Subprocess::spawn({leasehold_binary(), "server", "--listen", loopback(port), "--advertise",
+                              loopback(port), "--data-dir", dir.path() + "/data", "--etcd", (*etcd)->endpoints(),
+                              "--cluster", "test", "--etcd-timeout-ms", "200", "--etcd-lease-ttl", "2",
+                              "--etcd-startup-wait-ms", "0"},
+                             opts);
+  ASSERT_TRUE(p) << p.status().to_string();
+  EXPECT_FALSE(p->wait(4s).has_value()) << "the server gave up although it was told to wait";
+  {
+    std::ifstream in(stderr_path);
+    const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(err.find("cluster recovery: etcd unavailable, retrying"), std::string::npos) << err;
+  }
+  ASSERT_TRUE((*etcd)->restart(0));
+  ASSERT_TRUE(wait_for_port(port, 30s)) << "the server did not come up after etcd returned";
+  std::string last;
+  const auto until = SteadyClock::now() + 30s;
+  while (SteadyClock::now() < until) {
+    auto conn = RespClient::connect(port, 1s);
+    if (conn) {
+      auto v = conn->call({"SESSION.OPEN", "10000"}, 5s);
+      last = v.is_error() ? v.str : "OK";
+      if (last == "OK") break;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(last, "OK") << "no write was accepted after etcd returned";
+  p->signal(SIGTERM);
+  const auto code = p->wait(20s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0);
 }
 
 }  // namespace
