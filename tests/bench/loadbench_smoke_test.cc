@@ -11,6 +11,7 @@
 
 #include "bench/load/lock_clients.h"
 #include "bench/load/load_runner.h"
+#include "tests/bench/private_server.h"
 #include "tests/client/server_fixture.h"
 #include "tests/support/net.h"
 #include "tests/support/resp_client.h"
@@ -20,31 +21,13 @@
 namespace leasehold::testing {
 namespace {
 
-class PrivateRedis {
- public:
-  explicit PrivateRedis(const TempDir& dir) {
-    for (int attempt = 0; attempt < 3 && !ready_; ++attempt) {
-      port_ = free_port();
-      SpawnOptions opt;
-      opt.stdout_path = dir.file("redis.log");
-      opt.stderr_path = dir.file("redis.err");
-      auto p = Subprocess::spawn({"/usr/bin/redis-server", "--bind", "127.0.0.1", "--port",
-                                  std::to_string(port_), "--dir", dir.path(), "--save", "",
-                                  "--daemonize", "no"},
-                                 opt);
-      if (!p) continue;
-      process_ = std::move(p.value());
-      ready_ = wait_for_port(port_, std::chrono::seconds(10));
-    }
-  }
-  bool ready() const { return ready_; }
-  std::uint16_t port() const { return port_; }
-
- private:
-  Subprocess process_;
-  std::uint16_t port_ = 0;
-  bool ready_ = false;
-};
+// A private redis-server without persistence.
+PrivateServer private_redis(const TempDir& dir) {
+  return PrivateServer(dir, "redis", [&dir](std::uint16_t port) {
+    return std::vector<std::string>{"/usr/bin/redis-server", "--bind", "127.0.0.1", "--port", std::to_string(port),
+                                    "--dir", dir.path(), "--save", "", "--daemonize", "no"};
+  }, std::chrono::seconds(10));
+}
 
 std::vector<std::vector<std::string>> read_csv(const std::string& text) {
   std::vector<std::vector<std::string>> rows;
@@ -63,7 +46,7 @@ std::vector<std::vector<std::string>> read_csv(const std::string& text) {
 
 TEST(LoadBenchSmoke, DriverProducesNumbersAgainstRedis) {
   TempDir dir("loadbench");
-  PrivateRedis redis(dir);
+  PrivateServer redis = private_redis(dir);
   ASSERT_TRUE(redis.ready()) << read_file(dir.file("redis.log"));
 
   SpawnOptions opt;
@@ -103,15 +86,10 @@ TEST(LoadBenchSmoke, DriverProducesNumbersAgainstRedis) {
 // run_cell directly: W2 cycles add up and each client is accounted for.
 TEST(LoadBenchSmoke, RunCellCountsPerClient) {
   TempDir dir("loadbench");
-  PrivateRedis redis(dir);
+  PrivateServer redis = private_redis(dir);
   ASSERT_TRUE(redis.ready());
-  bench::CellOptions o;
-  o.system = bench::System::kRedis;
-  o.workload = bench::Workload::kOneLock;
-  o.endpoint = bench::Endpoint{"127.0.0.1", redis.port()};
-  o.clients = 3;
-  o.warmup = std::chrono::milliseconds(50);
-  o.duration = std::chrono::milliseconds(300);
+  bench::CellOptions o = short_cell(bench::System::kRedis, bench::Workload::kOneLock, redis.port(), 3,
+                                    std::chrono::milliseconds(300), "bench");
   bench::CellResult r = bench::run_cell(o);
   ASSERT_TRUE(r.ok()) << r.error;
   ASSERT_EQ(r.per_client.size(), 3u);
@@ -130,15 +108,9 @@ TEST(LoadBenchSmoke, PipelinedLeaseholdCellsHandOffAndLeaveNothingBehind) {
   TempDir dir("loadbench");
   LeaseholdServer server(dir);
   ASSERT_TRUE(server.start());
-  bench::CellOptions o;
-  o.system = bench::System::kLeasehold;
+  bench::CellOptions o = short_cell(bench::System::kLeasehold, bench::Workload::kOneLock, server.port(), 3,
+                                    std::chrono::milliseconds(500), "pw2");
   o.pipeline = true;
-  o.endpoint = bench::Endpoint{"127.0.0.1", server.port()};
-  o.clients = 3;
-  o.warmup = std::chrono::milliseconds(50);
-  o.duration = std::chrono::milliseconds(500);
-  o.workload = bench::Workload::kOneLock;
-  o.name_prefix = "pw2";
   bench::CellResult w2 = bench::run_cell(o);
   ASSERT_TRUE(w2.ok()) << w2.error;
   EXPECT_GT(w2.min_per_client(), 0u) << "FIFO hand-off: every client is granted";

@@ -11,9 +11,7 @@
 
 #include "bench/load/load_runner.h"
 #include "bench/load/zk_lock_client.h"
-#include "tests/support/net.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "tests/bench/private_server.h"
 
 namespace leasehold::testing {
 namespace {
@@ -23,47 +21,15 @@ using namespace std::chrono_literals;
 constexpr char kZooKeeperJar[] = "/usr/share/java/zookeeper.jar";
 constexpr char kJava[] = "/usr/bin/java";
 
-class PrivateZooKeeper {
- public:
-  explicit PrivateZooKeeper(const TempDir& dir) {
-    for (int attempt = 0; attempt < 3 && !ready_; ++attempt) {
-      port_ = free_port();
-      const std::string cfg = dir.file("zoo.cfg");
-      std::ofstream(cfg) << "tickTime=2000\ndataDir=" << dir.file("zkdata") << "\nclientPort=" << port_
-                         << "\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\nmaxClientCnxns=0\n";
-      SpawnOptions opt;
-      opt.stdout_path = dir.file("zk.log");
-      opt.stderr_path = dir.file("zk.err");
-      auto p = Subprocess::spawn({kJava, "-Xmx256m", "-Dzookeeper.log.dir=" + dir.path(), "-cp", kZooKeeperJar,
-                                  "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg},
-                                 opt);
-      if (!p) continue;
-      process_ = std::move(p).value();
-      ready_ = wait_for_port(port_, 60s);  // a JVM start; bounded
-      if (!ready_) process_.kill9();
-    }
-  }
-  bool ready() const { return ready_; }
-  std::uint16_t port() const { return port_; }
-
- private:
-  Subprocess process_;
-  std::uint16_t port_ = 0;
-  bool ready_ = false;
-};
-
-bench::CellOptions zk_cell(std::uint16_t port, bench::Workload workload, const std::string& prefix) {
-  bench::CellOptions o;
-  o.system = bench::System::kZookeeper;
-  o.workload = workload;
-  o.endpoint = bench::Endpoint{"127.0.0.1", port};
-  o.clients = 2;
-  o.warmup = 100ms;
-  o.duration = 1000ms;
-  o.io_timeout = 15000ms;
-  o.lease_ms = 10000;
-  o.name_prefix = prefix;
-  return o;
+// A private standalone ZooKeeper (its port comes from a config file).
+PrivateServer private_zookeeper(const TempDir& dir) {
+  return PrivateServer(dir, "zk", [&dir](std::uint16_t port) {
+    const std::string cfg = dir.file("zoo.cfg");
+    std::ofstream(cfg) << "tickTime=2000\ndataDir=" << dir.file("zkdata") << "\nclientPort=" << port
+                       << "\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\nmaxClientCnxns=0\n";
+    return std::vector<std::string>{kJava, "-Xmx256m", "-Dzookeeper.log.dir=" + dir.path(), "-cp", kZooKeeperJar,
+                                    "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg};
+  }, 60s);  // a JVM start; bounded
 }
 
 TEST(LoadBenchZooKeeperSmoke, LockRecipeCellsRunAgainstRealZooKeeper) {
@@ -72,15 +38,15 @@ TEST(LoadBenchZooKeeperSmoke, LockRecipeCellsRunAgainstRealZooKeeper) {
     GTEST_SKIP() << "Debian zookeeper (java and " << kZooKeeperJar << ") not installed";
   }
   TempDir dir("zkbench");
-  PrivateZooKeeper zk(dir);
+  PrivateServer zk = private_zookeeper(dir);
   ASSERT_TRUE(zk.ready()) << "ZooKeeper did not start; see " << dir.file("zk.log");
 
-  bench::CellResult w2 = bench::run_cell(zk_cell(zk.port(), bench::Workload::kOneLock, "zkw2"));
+  bench::CellResult w2 = bench::run_cell(short_cell(bench::System::kZookeeper, bench::Workload::kOneLock, zk.port(), 2, 1000ms, "zkw2"));
   ASSERT_TRUE(w2.ok()) << w2.error;
   ASSERT_EQ(w2.per_client.size(), 2u);
   EXPECT_GT(w2.min_per_client(), 0u) << "the recipe is FIFO: both clients get the lock";
 
-  bench::CellResult w1 = bench::run_cell(zk_cell(zk.port(), bench::Workload::kOwnLock, "zkw1"));
+  bench::CellResult w1 = bench::run_cell(short_cell(bench::System::kZookeeper, bench::Workload::kOwnLock, zk.port(), 2, 1000ms, "zkw1"));
   ASSERT_TRUE(w1.ok()) << w1.error;
   EXPECT_GT(w1.min_per_client(), 0u);
 }
