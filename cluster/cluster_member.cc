@@ -46,7 +46,11 @@ Status ClusterMember::Impl::open(node::NodeOptions node_options, node::Clock& cl
   etcd::ClientOptions co;
   co.endpoints = options_.etcd_endpoints;
   co.call_timeout = options_.etcd_timeout;
+  auto client = etcd::Client::create(co);
+  if (!client) return client.status();
+  client_ = std::shared_ptr<etcd::Client>(std::move(client).value());
   log::EtcdLogOptions lo;
+  lo.client = client_;
   lo.prefix = options_.prefix();
   lo.local_dir = options_.data_dir;
   lo.append_timeout = options_.append_timeout;
@@ -59,12 +63,6 @@ Status ClusterMember::Impl::open(node::NodeOptions node_options, node::Clock& cl
   const auto recover_until = std::chrono::steady_clock::now() + options_.startup_wait;
   std::chrono::milliseconds pause{200};
   for (int attempt = 1;; ++attempt) {
-    // A fresh client per attempt: a channel that never reached etcd can stay
-    // stuck in its failed connection attempts after etcd came up.
-    auto client = etcd::Client::create(co);
-    if (!client) return client.status();
-    client_ = std::shared_ptr<etcd::Client>(std::move(client).value());
-    lo.client = client_;
     auto log = log::EtcdLog::open(lo);
     if (!log) return log.status();
     log::EtcdLog* raw_log = log->get();

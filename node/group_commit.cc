@@ -61,9 +61,10 @@ void Node::Impl::schedule_append() {
 // Commit linger (NodeOptions::commit_linger): decided when an append of
 // `answered` commands completed, before it is applied. With proposals
 // queued, the next append waits (begin_linger, after the apply) until
-// `target` = queued + answered are queued, or the bound. It only pays when the append is slow next to the clients' return trip and
-// several clients were answered; otherwise (a fast local fsync, or a
-// hand-off chain of one or two commands) the next append starts at once.
+// `target` = queued + answered are queued, or the bound. It only pays when
+// the append is slow next to the clients' return trip and several clients
+// were answered; otherwise (a fast local fsync, or a hand-off chain of one
+// or two commands) the next append starts at once.
 bool Node::Impl::should_linger(std::size_t answered) const {
   return options_.commit_linger.count() > 0 && !queued_.empty() && answered >= kLingerMinAnswered &&
          last_append_latency_ >= kLingerMinAppendRatio * options_.commit_linger;
