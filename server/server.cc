@@ -111,8 +111,7 @@ Status Server::start() {
                stats.applied_revision, stats.applied_index, stats.replayed_entries,
                node_->state().session_count(), node_->state().lock_count());
 
-  uv_prepare_init(&loop_, &prepare_);
-  prepare_.data = this;
+  // First, so that its failure leaves no other handle open.
   if (Status st = node_timer_.open(&loop_, [this] {
         node_timer_at_.reset();
         if (node_ && !shutting_down_) node_->run_due_timers();
@@ -120,6 +119,8 @@ Status Server::start() {
       !st) {
     return st;
   }
+  uv_prepare_init(&loop_, &prepare_);
+  prepare_.data = this;
   uv_timer_init(&loop_, &idle_timer_);
   idle_timer_.data = this;
   uv_signal_init(&loop_, &sigint_);
