@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <condition_variable>
-#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <functional>
@@ -22,11 +21,6 @@ constexpr std::string_view kEntryMagic = "LHE1";
 constexpr std::size_t kEntryHeader = 4 + 8;
 constexpr std::int64_t kReadPage = 64;
 
-std::string digits20(std::uint64_t n) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%020llu", static_cast<unsigned long long>(n));
-  return buf;
-}
 
 }  // namespace
 
@@ -86,7 +80,7 @@ Result<std::pair<LogIndex, std::int64_t>> EtcdLog::highest_index(etcd::Client& c
   if (!r->kvs.empty()) highest = parse_log_key(prefix, r->kvs.front().key).value_or(0);
   etcd::RangeOptions at;
   at.revision = r->revision;
-  auto meta = client.range(std::string(prefix) + "/snap/meta", {}, at);
+  auto meta = client.range(meta_key(prefix), {}, at);
   if (!meta) return meta.status();
   if (!meta->kvs.empty() && meta->kvs.front().value.size() >= 12) {
     highest = std::max(highest, get_u64_le(std::string_view(meta->kvs.front().value).substr(4)));
@@ -162,9 +156,7 @@ Result<LogIndex> EtcdLog::do_append(LogIndex index, const std::string& batch) {
         const auto* got = r->responses.empty() ? nullptr : std::get_if<etcd::RangeResult>(&r->responses[0]);
         if (got != nullptr && !got->kvs.empty()) {
           if (got->kvs.front().value == value) {
-            std::lock_guard lock(state_->mu);
-            state_->position.last = std::max(state_->position.last, index);
-            if (state_->position.first == 0) state_->position.first = index;
+            observe(index);
             return index;  // an earlier attempt of this very append landed
           }
           return Status(ErrorCode::kConflict, "deposed: log entry " + std::to_string(index) +
@@ -173,9 +165,7 @@ Result<LogIndex> EtcdLog::do_append(LogIndex index, const std::string& batch) {
         return Status(ErrorCode::kConflict, "deposed: election key " + mine->key +
                                                 " is gone (lease expired or revoked); append rejected");
       }
-      std::lock_guard lock(state_->mu);
-      state_->position.last = std::max(state_->position.last, index);
-      if (state_->position.first == 0) state_->position.first = index;
+      observe(index);
       return index;
     }
     last_error = r.status();

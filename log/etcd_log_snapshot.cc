@@ -16,12 +16,6 @@ constexpr std::string_view kSnapMagic = "LHS1";
 constexpr std::size_t kSnapMetaBytes = 4 + 8 + 4 + 8 + 4;
 constexpr std::uint32_t kMaxChunks = 1u << 20;
 
-std::string digits20(std::uint64_t n) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%020llu", static_cast<unsigned long long>(n));
-  return buf;
-}
-std::string meta_key(std::string_view prefix) { return std::string(prefix) + "/snap/meta"; }
 std::string chunks_prefix(std::string_view prefix, LogIndex index) {
   return std::string(prefix) + "/snap/" + digits20(index) + "/";
 }
