@@ -95,12 +95,6 @@ void Endpoint::note_unconnected_failure(const std::shared_ptr<const Stubs>& used
   stubs_ = make_stubs(target_);
   renewed_at_ = now;
   failing_since_ = now;
-  ++renewals_;
-}
-
-std::uint64_t Endpoint::renewals() const {
-  std::lock_guard lock(mu_);
-  return renewals_;
 }
 
 Connections::Connections(const std::vector<std::string>& targets, std::chrono::milliseconds call_timeout)
@@ -159,13 +153,12 @@ void set_deadline(grpc::ClientContext& context, Clock::time_point deadline) {
 }
 
 Status to_status(const grpc::Status& status, std::string_view what, std::string_view target) {
+  if (status.ok()) return Status::ok();
   const std::string detail = std::string(what) + " via " + std::string(target) + ": " +
                              grpc_code_name(status.error_code()) + ": " + status.error_message();
-  if (status.ok()) return Status::ok();
+  // UNAVAILABLE and DEADLINE_EXCEEDED are among these.
   if (is_unavailable(status)) return Status(ErrorCode::kUnavailable, "etcd unavailable: " + detail);
   switch (status.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
     case grpc::StatusCode::CANCELLED:
       return Status(ErrorCode::kUnavailable, "etcd unavailable: " + detail);
     case grpc::StatusCode::INVALID_ARGUMENT:

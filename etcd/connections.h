@@ -66,7 +66,6 @@ class Endpoint {
   void note_success();
   // A call on `used` failed UNAVAILABLE while its channel was not connected.
   void note_unconnected_failure(const std::shared_ptr<const Stubs>& used);
-  std::uint64_t renewals() const;
 
  private:
   const std::string target_;  // "127.0.0.1:2379"
@@ -74,7 +73,6 @@ class Endpoint {
   std::shared_ptr<const Stubs> stubs_;              // guarded by mu_
   std::optional<Clock::time_point> failing_since_;  // guarded by mu_
   Clock::time_point renewed_at_{};                  // guarded by mu_
-  std::uint64_t renewals_ = 0;                      // guarded by mu_
 };
 
 enum class Retry : std::uint8_t { kIdempotent, kMutation };
