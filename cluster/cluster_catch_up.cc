@@ -62,7 +62,7 @@ void ClusterMember::Impl::request_catch_up(const Status& why) {
   }
   recovering_.store(true);  // from here apply_held() only holds entries
   recovery_why_ = why;
-  recovery_from_applied_ = node_->stats().applied_index;
+  recovery_from_applied_ = node_->applied_index();
   recovery_started_ = std::chrono::steady_clock::now();
   if (node_->role() == node::Role::kPrimary) {
     // A primary never resets its state: it steps down first.
@@ -174,7 +174,7 @@ Status ClusterMember::Impl::apply_catch_up(log::EtcdCatchUp& data, const etcd::W
   }
   watch_generation_ = generation;
   recovering_.store(false);
-  const log::LogIndex applied = node_->stats().applied_index;
+  const log::LogIndex applied = node_->applied_index();
   applied_.store(applied);
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                           recovery_started_);

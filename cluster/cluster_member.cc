@@ -82,7 +82,7 @@ Status ClusterMember::Impl::open(node::NodeOptions node_options, node::Clock& cl
     pause = std::min<std::chrono::milliseconds>(2 * pause, std::chrono::seconds(2));
   }
   node_ = owned_node_.get();
-  applied_.store(node_->stats().applied_index);
+  applied_.store(node_->applied_index());
   node_->set_primary_address("", "no primary elected yet");
   node_->set_step_down_listener([this](const Status& why) { on_node_stepped_down(why); });
   barrier_ = std::make_unique<ReadBarrier>(client_, options_.prefix(), *node_, post_, [this](const Status& why) {
@@ -92,7 +92,7 @@ Status ClusterMember::Impl::open(node::NodeOptions node_options, node::Clock& cl
   });
   node_->set_read_barrier([this](std::function<void(Status)> done) { barrier_->request(std::move(done)); });
   spdlog::info("cluster node recovered prefix={} applied_index={} revision={}", options_.prefix(),
-               node_->stats().applied_index, log_->read_revision());
+               node_->applied_index(), log_->read_revision());
 
   auto watch = start_log_watch(log_->read_revision() + 1, watch_generation_);
   if (!watch) return watch.status();
@@ -141,7 +141,7 @@ void ClusterMember::Impl::on_log_events(const std::vector<etcd::WatchEvent>& eve
 }
 
 void ClusterMember::Impl::apply_held() {
-  const log::LogIndex applied = node_->stats().applied_index;
+  const log::LogIndex applied = node_->applied_index();
   held_.erase(held_.begin(), held_.upper_bound(applied));
   if (recovering_.load()) {
     // The catch-up applies the log up to its read; keep what the new watch
@@ -168,7 +168,7 @@ void ClusterMember::Impl::apply_held() {
     held_.clear();
     return request_catch_up(Status(ErrorCode::kLimitExceeded, "too many log entries not applied by the primary"));
   }
-  applied_.store(node_->stats().applied_index);
+  applied_.store(node_->applied_index());
   cv_.notify_all();
 }
 

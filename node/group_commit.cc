@@ -239,6 +239,7 @@ NodeStats Node::Impl::stats() const {
   s.snapshots_saved = snapshots_saved_;
   s.replayed_entries = replayed_entries_;
   s.timed_sessions = timers_.session_count();
+  s.catch_up_recoveries = catch_up_recoveries_;
   s.failure = failure_;
   return s;
 }

@@ -147,12 +147,9 @@ void Node::read_barrier(std::function<void(Status)> done) {
   if (impl_->read_barrier_) return impl_->read_barrier_(std::move(done));
   impl_->post_guarded([done = std::move(done)](Impl&) { done(Status::ok()); });
 }
-NodeStats Node::stats() const {
-  NodeStats s = impl_->stats();
-  s.catch_up_recoveries = impl_->catch_up_recoveries_;
-  return s;
-}
+NodeStats Node::stats() const { return impl_->stats(); }
 Role Node::role() const { return impl_->role_; }
+log::LogIndex Node::applied_index() const { return impl_->applied_index_; }
 std::string Node::primary_address() const { return impl_->primary_address_; }
 void Node::shutdown(std::function<void()> done) { impl_->shutdown(std::move(done)); }
 

@@ -198,6 +198,8 @@ class Node {
 
   NodeStats stats() const;
   Role role() const;
+  // The last log entry applied (stats().applied_index without the rest).
+  log::LogIndex applied_index() const;
   // "host:port" of the primary's client address; empty when this node is it.
   std::string primary_address() const;
 
