@@ -368,9 +368,17 @@ void Server::on_effect(const core::Effect& effect) {
 void Server::arm_node_timer() {
   if (!node_ || shutting_down_) return;
   const auto deadline = node_->next_timer_deadline();
-  if (deadline == node_timer_at_) return;  // armed for that already (a syscall saved per iteration)
+  if (!deadline) {
+    if (node_timer_at_) node_timer_.disarm();
+    node_timer_at_.reset();
+    return;
+  }
+  // Re-armed (a syscall) only for an earlier deadline. When it moved later
+  // (e.g. a keepalive), the armed expiry fires early and harmlessly:
+  // run_due_timers() takes only what is due, and the next iteration arms
+  // the new deadline.
+  if (node_timer_at_ && *node_timer_at_ <= *deadline) return;
   node_timer_at_ = deadline;
-  if (!deadline) return node_timer_.disarm();
   node_timer_.arm(*deadline - clock_.now());
 }
 
