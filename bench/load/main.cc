@@ -6,16 +6,13 @@
 // Exit status: 0 when every cell ran cleanly, 1 when some cell hit an error
 // (the table still prints), 2 on bad usage.
 #include <CLI/CLI.hpp>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <csignal>
 #include <fstream>
 #include <iostream>
 
 #include "bench/load/report.h"
+#include "common/loopback.h"
 #include "bench/load/suite.h"
 #include "bench/load/zk_lock_client.h"
 
@@ -101,22 +98,6 @@ bool add_ratio(const SuiteOptions& o, std::vector<RatioPair>& ratios, const std:
 
 // A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read it
 // back, close), for bench/run_load.sh; 0 on failure.
-int free_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -180,9 +161,9 @@ int main(int argc, char** argv) {
 
   if (has_zookeeper) return leasehold::bench::zookeeper_available() ? 0 : 1;
   if (print_free_port) {
-    int port = free_loopback_port();
-    if (port == 0) return 1;
-    std::cout << port << '\n';
+    auto port = leasehold::net::pick_free_port();
+    if (!port) return 1;
+    std::cout << *port << '\n';
     return 0;
   }
 
