@@ -45,8 +45,6 @@ class PrivateLeaseholdServer {
 
 class PrivatePostgres {
  public:
-  static constexpr const char* kDefaultBinDir = "/usr/lib/postgresql/15/bin";
-
   // True if `bin_dir` holds initdb, pg_ctl and postgres.
   static bool installed(const std::string& bin_dir);
   static Result<std::unique_ptr<PrivatePostgres>> start(const std::string& bin_dir);

@@ -38,9 +38,9 @@ std::string own_binary() {
 struct PauseArgs {
   std::string endpoints;
   std::string pg;
-  std::string pg_bin = "/usr/lib/postgresql/15/bin";
+  std::string pg_bin = demo::PauseDemoOptions{}.pg_bin_dir;
   std::string resource = "auto";
-  std::string lock = "demo/job-42";
+  std::string lock = demo::PauseDemoOptions{}.lock;
   std::string ttl = "2s";
   std::string pause = "4s";
 };
