@@ -207,8 +207,7 @@ void Connection::execute(Pending& p) {
   if (needs_read_gate(server_, *p.spec)) {  // cluster mode: barrier / redirect / READONLY
     return run_gated_read(server_, *p.spec, self, p.args, Responder(p.slot, weak_from_this(), protocol_));
   }
-  CommandContext ctx{server_, self, p.args, Responder(p.slot, weak_from_this(), protocol_)};
-  p.spec->handler(ctx);
+  run_handler(server_, *p.spec, self, p.args, Responder(p.slot, weak_from_this(), protocol_));
 }
 
 void Connection::push(std::string bytes) {

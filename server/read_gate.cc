@@ -6,13 +6,14 @@
 #include "server/server.h"
 
 namespace leasehold::server {
-namespace {
 
 void run_handler(Server& server, const CommandSpec& spec, const std::shared_ptr<Connection>& conn,
                  const std::vector<std::string>& args, Responder reply) {
   CommandContext ctx{server, conn, args, std::move(reply)};
   spec.handler(ctx);
 }
+
+namespace {
 
 Status standby_refusal(Server& server) {
   const std::string primary = server.node().primary_address();
@@ -37,12 +38,13 @@ bool needs_read_gate(const Server& server, const CommandSpec& spec) {
 }
 
 void run_gated_read(Server& server, const CommandSpec& spec, const std::shared_ptr<Connection>& conn,
-                    std::vector<std::string> args, Responder reply) {
+                    const std::vector<std::string>& args, Responder reply) {
   if (server.node().role() != node::Role::kPrimary) {
     if (conn->stale_reads()) return run_handler(server, spec, conn, args, std::move(reply));
     return reply.error(standby_refusal(server));
   }
-  server.node().read_barrier([&server, &spec, weak = std::weak_ptr<Connection>(conn), args = std::move(args),
+  // The handler may run after the request is gone: the barrier keeps a copy.
+  server.node().read_barrier([&server, &spec, weak = std::weak_ptr<Connection>(conn), args,
                               reply](Status st) mutable {
     auto alive = weak.lock();
     if (!alive || alive->closed()) return;

@@ -27,11 +27,16 @@ namespace leasehold::server {
 // True when `spec` has to go through run_gated_read() on this server.
 bool needs_read_gate(const Server& server, const CommandSpec& spec);
 
+// Runs `spec`'s handler with a CommandContext built from the arguments.
+void run_handler(Server& server, const CommandSpec& spec, const std::shared_ptr<Connection>& conn,
+                 const std::vector<std::string>& args, Responder reply);
+
 // Runs `spec`'s handler now or after the read barrier (see above), or
-// answers the refusal. Takes copies: the handler may run after the caller's
-// request is gone; it does not run if the connection closed meanwhile.
+// answers the refusal. The barrier path copies `args`: the handler may run
+// after the caller's request is gone; it does not run if the connection
+// closed meanwhile.
 void run_gated_read(Server& server, const CommandSpec& spec, const std::shared_ptr<Connection>& conn,
-                    std::vector<std::string> args, Responder reply);
+                    const std::vector<std::string>& args, Responder reply);
 
 // READONLY / READWRITE: this connection's reads may be served stale by a
 // standby / go back to the default (redirect). +OK (also in embedded mode).
