@@ -168,7 +168,7 @@ void Node::Impl::apply_batch(log::LogIndex index, Batch batch) {
   for (std::size_t i = 0; i < batch.commands.size(); ++i) {
     const core::ApplyResult result = state_.apply(batch.commands[i]);
     for (const core::Effect& effect : result.effects) track_effect(effect);
-    if (batch.dones[i]) batch.dones[i](result);
+    if (i < batch.dones.size() && batch.dones[i]) batch.dones[i](result);
     if (listener_) {
       for (const core::Effect& effect : result.effects) listener_(effect);
     }

@@ -29,18 +29,10 @@ Status Node::Impl::follow(log::LogIndex index, std::string_view batch) {
     return Status(ErrorCode::kCorruption, "log entry " + std::to_string(index) + " (" + log_->describe() +
                                               ") does not decode: " + commands.status().message());
   }
-  applied_index_ = index;
-  ++batches_committed_;
-  commands_committed_ += commands->size();
-  commands_since_snapshot_ += commands->size();
-  bytes_since_snapshot_ += batch.size();
-  for (const core::Command& command : *commands) {
-    const core::ApplyResult result = state_.apply(command);
-    if (listener_) {
-      for (const core::Effect& effect : result.effects) listener_(effect);
-    }
-  }
-  release_apply_waiters();
+  Batch entry;  // no ProposeDone: another node proposed these
+  entry.commands = std::move(commands).value();
+  entry.bytes = batch.size();
+  apply_batch(index, std::move(entry));  // a standby tracks no timers
   maybe_snapshot();
   return Status::ok();
 }

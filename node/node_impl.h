@@ -130,6 +130,8 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   void end_due_linger();  // starts the lingering append once its bound passed
   void on_appended(Result<log::LogIndex> result);
   void fail_batch(Batch batch, const Status& error);
+  // Applies a committed entry: own batches (with dones) and followed ones
+  // (no dones; a standby tracks no timers).
   void apply_batch(log::LogIndex index, Batch batch);
   void maybe_snapshot();
   void on_snapshot_saved(Status status);
