@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "client/client_core.h"
+#include "client/decode.h"
 #include "client/session_state.h"
 
 namespace leasehold::client {
@@ -56,7 +57,7 @@ Status Session::close() {
     const auto bound = std::min(state_->client->options().call_timeout, Millis(500));
     auto r = state_->client->core().call({"SESSION.CLOSE", std::to_string(state_->id)},
                                          {Clock::now() + bound, detail::Retry::kIfNotSent, -1});
-    st = r.status();
+    st = r ? detail::decode_ok(*r, "SESSION.CLOSE") : r.status();  // judged as close_session() does
   } else {
     st = state_->client->close_session(state_->id);
   }
