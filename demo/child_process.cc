@@ -13,46 +13,14 @@
 #include <string_view>
 #include <thread>
 
-extern char** environ;
+#include "common/child_exec.h"
 
 namespace leasehold::demo {
 namespace {
 
-int decode_wait_status(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
-}
 
 Status errno_status(std::string_view what) {
   return Status(ErrorCode::kIoError, std::string(what) + ": " + std::strerror(errno));
-}
-
-// Everything exec needs, built before fork: only async-signal-safe calls
-// happen in the child between fork and exec.
-struct ExecPlan {
-  std::vector<std::string> env_storage;
-  std::vector<char*> envp;
-  std::vector<char*> argv;
-};
-
-ExecPlan plan_exec(const ChildSpec& spec) {
-  ExecPlan plan;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    bool overridden = false;
-    for (const auto& [key, value] : spec.env) {
-      overridden = overridden || (entry.size() > key.size() && entry.substr(0, key.size()) == key &&
-                                  entry[key.size()] == '=');
-    }
-    if (!overridden) plan.env_storage.emplace_back(entry);
-  }
-  for (const auto& [key, value] : spec.env) plan.env_storage.push_back(key + "=" + value);
-  for (auto& s : plan.env_storage) plan.envp.push_back(s.data());
-  plan.envp.push_back(nullptr);
-  for (const auto& a : spec.argv) plan.argv.push_back(const_cast<char*>(a.c_str()));
-  plan.argv.push_back(nullptr);
-  return plan;
 }
 
 [[noreturn]] void child_fail(int report_fd) {
@@ -61,15 +29,9 @@ ExecPlan plan_exec(const ChildSpec& spec) {
   ::_exit(127);
 }
 
-[[noreturn]] void run_child(const ChildSpec& spec, const ExecPlan& plan, int report_fd,
+[[noreturn]] void run_child(const ChildSpec& spec, const proc::ExecPlan& plan, int report_fd,
                             int stdout_write_fd, int log_fd, pid_t parent) {
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGHUP}) ::sigaction(sig, &dfl, nullptr);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  proc::reset_signals_in_child({SIGINT, SIGTERM, SIGPIPE, SIGHUP});
   if (spec.die_with_parent) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
@@ -94,7 +56,8 @@ ExecPlan plan_exec(const ChildSpec& spec) {
 
 Result<ChildProcess> ChildProcess::spawn(const ChildSpec& spec) {
   if (spec.argv.empty()) return Status(ErrorCode::kInvalidArgument, "spawn: empty argv");
-  ExecPlan plan = plan_exec(spec);
+  // Built before fork: only async-signal-safe calls happen in the child.
+  const proc::ExecPlan plan = proc::plan_exec(spec.argv, spec.env);
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) return errno_status("pipe2");
   int out[2] = {-1, -1};
@@ -206,7 +169,7 @@ Status ChildProcess::wait_stopped(SteadyClock::time_point deadline) {
     const pid_t r = ::waitpid(pid_, &status, WNOHANG | WUNTRACED);
     if (r == pid_ && WIFSTOPPED(status)) return Status::ok();
     if (r == pid_ && (WIFEXITED(status) || WIFSIGNALED(status))) {
-      exit_code_ = decode_wait_status(status);
+      exit_code_ = proc::exit_code_of(status, -1);
       continue;
     }
     if (SteadyClock::now() >= deadline) {
@@ -226,7 +189,7 @@ bool ChildProcess::exited() {
   int status = 0;
   const pid_t r = ::waitpid(pid_, &status, WNOHANG);
   if (r == pid_ && (WIFEXITED(status) || WIFSIGNALED(status))) {
-    exit_code_ = decode_wait_status(status);
+    exit_code_ = proc::exit_code_of(status, -1);
     return true;
   }
   return false;
@@ -251,7 +214,7 @@ void ChildProcess::kill_now() {
   do {
     r = ::waitpid(pid_, &status, 0);
   } while (r < 0 && errno == EINTR);
-  exit_code_ = r == pid_ ? decode_wait_status(status) : -1;
+  exit_code_ = r == pid_ ? proc::exit_code_of(status, -1) : -1;
 }
 
 Result<int> run_to_completion(const ChildSpec& spec, std::chrono::milliseconds timeout) {

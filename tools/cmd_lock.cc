@@ -17,12 +17,11 @@
 #include <vector>
 
 #include "client/cli_support.h"
+#include "common/child_exec.h"
 #include "leasehold/lock_guard.h"
 #include "leasehold/session.h"
 #include "tools/registry.h"
 #include "tools/subcommands.h"
-
-extern char** environ;
 
 namespace leasehold::tools {
 namespace {
@@ -52,39 +51,8 @@ void install_forwarding() {
 
 // Everything the child needs, prepared before fork (only async-signal-safe
 // calls happen between fork and exec).
-struct ChildPlan {
-  std::vector<std::string> env_storage;
-  std::vector<char*> envp;
-  std::vector<char*> argv;
-};
-
-ChildPlan plan_child(std::vector<std::string>& command,
-                     const std::vector<std::pair<std::string, std::string>>& vars) {
-  ChildPlan plan;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    bool replaced = false;
-    for (const auto& [k, v] : vars) {
-      replaced = replaced || (entry.substr(0, k.size() + 1) == k + "=");
-    }
-    if (!replaced) plan.env_storage.emplace_back(entry);
-  }
-  for (const auto& [k, v] : vars) plan.env_storage.push_back(k + "=" + v);
-  for (auto& s : plan.env_storage) plan.envp.push_back(s.data());
-  plan.envp.push_back(nullptr);
-  for (auto& s : command) plan.argv.push_back(s.data());
-  plan.argv.push_back(nullptr);
-  return plan;
-}
-
-[[noreturn]] void exec_child(const ChildPlan& plan, pid_t parent) {
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaction(sig, &dfl, nullptr);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
+[[noreturn]] void exec_child(const proc::ExecPlan& plan, pid_t parent) {
+  proc::reset_signals_in_child({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE});
   // If `leasehold lock` dies (even by kill -9), its lease will lapse: stop CMD.
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) _exit(cli::kExitLost);
@@ -93,12 +61,6 @@ ChildPlan plan_child(std::vector<std::string>& command,
   static const char kMsg[] = "leasehold lock: cannot run the command\n";
   [[maybe_unused]] auto n = write(STDERR_FILENO, kMsg, sizeof kMsg - 1);
   _exit(err == ENOENT ? cli::kExitNotFound : cli::kExitCannotRun);
-}
-
-int exit_status_of(int wstatus) {
-  if (WIFEXITED(wstatus)) return WEXITSTATUS(wstatus);
-  if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
-  return cli::kExitInternal;
 }
 
 // Runs the child to its end; stops it when `guard` is lost. Returns its wait
@@ -169,7 +131,7 @@ int run_lock(LockArgs& a) {
     return cli::report("lock", st);
   }
 
-  auto plan = plan_child(a.command, {{"LEASEHOLD_LOCK", a.name},
+  auto plan = proc::plan_exec(a.command, {{"LEASEHOLD_LOCK", a.name},
                                      {"LEASEHOLD_TOKEN", std::to_string(guard->token())},
                                      {"LEASEHOLD_SESSION", std::to_string((*session)->id())},
                                      {"LEASEHOLD_ENDPOINT", (*client)->current_endpoint()}});
@@ -190,7 +152,7 @@ int run_lock(LockArgs& a) {
   }
   if (!released) cli::report("lock", released);  // CMD finished; still report a failed release
   (void)(*session)->close();
-  return exit_status_of(wstatus);
+  return proc::exit_code_of(wstatus, cli::kExitInternal);
 }
 
 void register_lock(CLI::App& app) {

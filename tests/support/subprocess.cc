@@ -9,14 +9,11 @@
 #include <cstring>
 #include <thread>
 
+#include "common/child_exec.h"
+
 namespace leasehold::testing {
 namespace {
 
-int decode_status(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
-}
 
 void redirect(const std::string& path, int fd) {
   if (path.empty()) return;
@@ -110,7 +107,7 @@ bool Subprocess::running() {
   int st = 0;
   pid_t r = ::waitpid(pid_, &st, WNOHANG);
   if (r == pid_) {
-    status_ = decode_status(st);
+    status_ = proc::exit_code_of(st, -1);
     return false;
   }
   return r == 0;
@@ -141,7 +138,7 @@ void Subprocess::kill9() {
   int st = 0;
   while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
   }
-  status_ = decode_status(st);
+  status_ = proc::exit_code_of(st, -1);
 }
 
 }  // namespace leasehold::testing
