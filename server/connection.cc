@@ -91,6 +91,7 @@ void Connection::parse_available() {
       std::string out;
       resp::Writer(out, protocol_).error("ERR " + o.error);
       enqueue_done(std::move(out));
+      ++requests_parsed_;
       stop_parsing_ = true;
       close_after_flush_ = true;
       rbuf_.clear();
@@ -99,6 +100,7 @@ void Connection::parse_available() {
     }
     ever_completed_ = true;
     last_progress_ = Clock::now();
+    ++requests_parsed_;
     enqueue(std::move(o.value));
   }
   if (rpos_ == rbuf_.size()) {
@@ -154,51 +156,57 @@ void Connection::pump() {
   }
   auto keep = shared_from_this();
   pumping_ = true;
+  // One loop, never a self-call: every pass either starts or finishes
+  // something, or parses at least one more request out of rbuf_; a pass that
+  // does none of these ends the loop (a partial frame behind a request that
+  // waits for a commit used to recurse once per pass until the stack ran out).
   do {
     repump_ = false;
-    while (!queue_.empty() && queue_.front().slot->done) {
-      append_output(queue_.front().slot->bytes);
-      queue_.pop_front();
-      if (closed_) break;
-    }
+    run_ready();
     if (closed_) break;
-    bool all_done_before = true;
-    bool only_pipelinable_before = true;
-    for (std::size_t i = 0; i < queue_.size() && !closed_; ++i) {
-      Pending& p = queue_[i];
-      if (!p.started) {
-        // A write (also a blocking one) may follow uncommitted writes: the
-        // node applies them in proposal order. Nothing starts behind a
-        // blocking request (it is not pipelinable) until it is answered.
-        const bool can = all_done_before || (p.write && only_pipelinable_before);
-        if (!can) break;
-        p.started = true;
-        execute(p);
-        if (closed_) break;
-        if (quit_requested_) {
-          // QUIT: nothing behind it runs.
-          quit_requested_ = false;
-          queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i) + 1, queue_.end());
-          stop_parsing_ = true;
-        }
-      }
-      if (!queue_[i].slot->done) {
-        all_done_before = false;
-        if (!queue_[i].pipelinable) only_pipelinable_before = false;
-      }
+    if (!stop_parsing_ && queue_.size() < server_.config().max_pipeline && rbuf_.size() > rpos_) {
+      const std::uint64_t before = requests_parsed_;
+      parse_available();
+      if (requests_parsed_ != before) repump_ = true;
     }
   } while (repump_ && !closed_);
   pumping_ = false;
   if (closed_) return;
-  if (!stop_parsing_ && queue_.size() < server_.config().max_pipeline && rbuf_.size() > rpos_) {
-    parse_available();
-    if (!queue_.empty() && !queue_.back().started) {
-      pump();
-      return;
-    }
-  }
   flush_output();
   update_reading();
+}
+
+void Connection::run_ready() {
+  while (!queue_.empty() && queue_.front().slot->done) {
+    append_output(queue_.front().slot->bytes);
+    queue_.pop_front();
+    if (closed_) return;
+  }
+  bool all_done_before = true;
+  bool only_pipelinable_before = true;
+  for (std::size_t i = 0; i < queue_.size() && !closed_; ++i) {
+    Pending& p = queue_[i];
+    if (!p.started) {
+      // A write (also a blocking one) may follow uncommitted writes: the
+      // node applies them in proposal order. Nothing starts behind a
+      // blocking request (it is not pipelinable) until it is answered.
+      const bool can = all_done_before || (p.write && only_pipelinable_before);
+      if (!can) return;
+      p.started = true;
+      execute(p);
+      if (closed_) return;
+      if (quit_requested_) {
+        // QUIT: nothing behind it runs.
+        quit_requested_ = false;
+        queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i) + 1, queue_.end());
+        stop_parsing_ = true;
+      }
+    }
+    if (!queue_[i].slot->done) {
+      all_done_before = false;
+      if (!queue_[i].pipelinable) only_pipelinable_before = false;
+    }
+  }
 }
 
 void Connection::execute(Pending& p) {

@@ -107,7 +107,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void parse_available();
   void enqueue(resp::Value request);
   void enqueue_done(std::string bytes);
+  // Starts what may start, writes what is answered, parses what is buffered;
+  // loops until nothing moves. Re-entrant calls (a reply filled inside
+  // execute()) only mark another pass. Bounded: no recursion.
   void pump();
+  // One pass over the queue: moves finished replies to the output buffer and
+  // starts every request whose ordering rule allows it.
+  void run_ready();
   void execute(Pending& p);
   void append_output(const std::string& bytes);
   void flush_output();
@@ -136,6 +142,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool quit_requested_ = false;
   bool pumping_ = false;
   bool repump_ = false;
+  std::uint64_t requests_parsed_ = 0;  // frames taken off rbuf_ (progress for pump)
 
   bool ever_completed_ = false;
   bool stale_reads_ = false;
