@@ -149,9 +149,35 @@ struct CompatDelete {
   std::optional<std::string> if_value;  // DELIFEQ
 };
 
+// --- restarts ---------------------------------------------------------------
+
+// Proposed by the node as the FIRST command after a start that cannot prove
+// its log is complete (an unclean stop, or a recovery from a lost log; see
+// node/revision_guard.h). Never sent by clients.
+//  - revision_floor: the revision becomes at least this, so every later
+//    token and session id is above every one that may have been handed out
+//    before (the durable revision record's reserved block).
+//  - expire_sessions: every session that can expire (all but compat keys
+//    without PX) ends as if expired (LockLost{kExpired} for its holders; no
+//    lock-delay): their holders may have been told anything. The quarantine
+//    is set up first, so with one nothing is granted while they end
+//    (without one, a waiter may be granted and lose the lock in this same
+//    command).
+//  - quarantine_ms: no lock is granted until now + quarantine_ms (every lock,
+//    also one created meanwhile, is under a lock-delay until then: acquires
+//    queue with WAIT and answer kWouldBlock without; compat SET answers
+//    kConflict). With it, every holder from before the restart is past its
+//    safe deadline before anyone else can hold its lock.
+// Reply: kOk.
+struct Reopen {
+  Revision revision_floor = 0;
+  bool expire_sessions = false;
+  std::uint64_t quarantine_ms = 0;
+};
+
 using CommandBody = std::variant<OpenSession, CloseSession, ExpireSession, KillSession,
                                  SetSessionTtl, Acquire, Release, CancelWait, TimeoutWait,
-                                 Revoke, Tick, FencePut, CompatSet, CompatDelete>;
+                                 Revoke, Tick, FencePut, CompatSet, CompatDelete, Reopen>;
 
 struct Command {
   LogMillis now = 0;     // the primary's log clock when proposed

@@ -46,6 +46,11 @@ struct BodyWriter {
     w.boolean(b.if_value.has_value());
     if (b.if_value) w.bytes(*b.if_value);
   }
+  void operator()(const Reopen& b) {
+    w.varint(b.revision_floor);
+    w.boolean(b.expire_sessions);
+    w.varint(b.quarantine_ms);
+  }
 };
 
 struct BodyReader {
@@ -85,6 +90,11 @@ struct BodyReader {
   void operator()(CompatDelete& b) {
     b.key = str();
     if (in.boolean()) b.if_value = str();
+  }
+  void operator()(Reopen& b) {
+    b.revision_floor = in.varint();
+    b.expire_sessions = in.boolean();
+    b.quarantine_ms = in.varint();
   }
 };
 

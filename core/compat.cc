@@ -40,6 +40,10 @@ Reply apply_compat_set(Ctx& c, const CompatSet& set) {
     return Reply::fail(ErrorCode::kInvalidArgument,
                        "unknown SET condition " + num(static_cast<std::uint8_t>(set.condition)));
   }
+  if (grants_paused(c)) {
+    return Reply::fail(ErrorCode::kConflict, "key '" + set.key + "' cannot be set: grants are paused until " +
+                                                 num(c.s.paused_until) + " after a recovery");
+  }
   const CompatValue* old = nullptr;
   if (const auto lit = c.s.locks.find(set.key); lit != c.s.locks.end()) {
     if (!lit->second.compat) {

@@ -189,7 +189,12 @@ Reply apply_acquire(Ctx& c, const Acquire& a) {
   }
 
   auto it = c.s.locks.find(a.lock);
+  const bool paused = grants_paused(c);
   if (it == c.s.locks.end()) {
+    if (paused && !a.wait) {
+      return Reply::fail(ErrorCode::kWouldBlock, "lock '" + a.lock + "' is not available (grants are paused until " +
+                                                     num(c.s.paused_until) + " after a recovery)");
+    }
     if (c.s.locks.size() >= lim.max_locks) {
       return Reply::fail(ErrorCode::kLimitExceeded, "lock count " + num(c.s.locks.size()) +
                                                         " is at max_locks " + num(lim.max_locks));
@@ -201,9 +206,12 @@ Reply apply_acquire(Ctx& c, const Acquire& a) {
     Lock& l = it->second;
     l.semaphore = semaphore;
     l.limit = a.limit;
-    add_holder(c, l, a.session, a.mode, a.delay_ms, c.cmd.seq);
-    sess.locks.push_back(&*it);
-    return granted_reply(c.rev);
+    if (!paused) {
+      add_holder(c, l, a.session, a.mode, a.delay_ms, c.cmd.seq);
+      sess.locks.push_back(&*it);
+      return granted_reply(c.rev);
+    }
+    set_delay(c.s, *it, c.s.paused_until);  // quarantine: the wait below queues
   }
 
   Lock& l = it->second;

@@ -15,7 +15,9 @@ namespace leasehold::core::detail {
 namespace {
 
 constexpr std::string_view kMagic = "LHSM";
-constexpr std::uint8_t kVersion = 1;
+// Version 2 added paused_until (the Reopen quarantine) after last_now;
+// version 1 images (no quarantine) are still read.
+constexpr std::uint8_t kVersion = 2;
 constexpr std::size_t kMaxString = 64U << 20;  // hard cap per string, beside "fits the input"
 
 std::uint32_t crc_of(std::string_view bytes) {
@@ -77,6 +79,7 @@ std::string encode_snapshot(const CoreState& s) {
   w.u8(kVersion);
   w.varint(s.revision);
   w.varint(s.last_now);
+  w.varint(s.paused_until);
 
   w.varint(s.sessions.size());
   for (const auto* kv : sorted_by_key(s.sessions)) {
@@ -151,7 +154,7 @@ std::string encode_snapshot(const CoreState& s) {
   return out;
 }
 
-Status decode_snapshot_body(ByteReader& in, CoreState& out);  // snapshot_decode.cc
+Status decode_snapshot_body(ByteReader& in, std::uint8_t version, CoreState& out);  // snapshot_decode.cc
 
 Status decode_snapshot(std::string_view bytes, CoreState& out) {
   const auto corrupt = [](std::string what) {
@@ -163,9 +166,9 @@ Status decode_snapshot(std::string_view bytes, CoreState& out) {
   ByteReader crc_in(bytes.substr(bytes.size() - 4));
   if (crc_in.u32_fixed() != crc_of(body)) return corrupt("checksum mismatch");
   const auto version = static_cast<std::uint8_t>(bytes[kMagic.size()]);
-  if (version != kVersion) return corrupt("unsupported version " + std::to_string(version));
+  if (version != 1 && version != kVersion) return corrupt("unsupported version " + std::to_string(version));
   ByteReader in(body.substr(kMagic.size() + 1));
-  return decode_snapshot_body(in, out);
+  return decode_snapshot_body(in, version, out);
 }
 
 namespace snapshot_io {

@@ -174,9 +174,10 @@ Status read_values(ByteReader& in, CoreState& s) {
 
 }  // namespace
 
-Status decode_snapshot_body(ByteReader& in, CoreState& s) {
+Status decode_snapshot_body(ByteReader& in, std::uint8_t version, CoreState& s) {
   s.revision = in.varint();
   s.last_now = in.varint();
+  if (version >= 2) s.paused_until = in.varint();
   if (!in.ok()) return corrupt("malformed header");
   if (Status st = read_sessions(in, s); !st.is_ok()) return st;
   if (Status st = read_locks(in, s); !st.is_ok()) return st;

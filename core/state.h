@@ -100,6 +100,9 @@ struct CoreState {
   Limits limits;
   Revision revision = 0;
   LogMillis last_now = 0;
+  // A Reopen quarantine: no grant before this log time (0 = none). Every
+  // lock carries it as its lock-delay; new locks get it when created.
+  LogMillis paused_until = 0;
   std::unordered_map<SessionId, Session> sessions;
   LockMap locks;
   StringMap<FencedValue> fence;
@@ -155,6 +158,11 @@ Reply apply_set_ttl(Ctx& c, const SetSessionTtl& o);
 
 // --- fence_kv.cc ---
 Reply apply_fence_put(Ctx& c, const FencePut& p);
+
+// --- reopen.cc ---
+Reply apply_reopen(Ctx& c, const Reopen& r);
+// True while a Reopen quarantine is in force at c.now.
+bool grants_paused(const Ctx& c);
 
 // --- compat.cc ---
 Reply apply_compat_set(Ctx& c, const CompatSet& set);

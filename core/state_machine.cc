@@ -105,7 +105,8 @@ Reply dispatch(Ctx& c) {
         else if constexpr (std::is_same_v<T, Tick>) return Reply::ok();  // sweep_delays does the work
         else if constexpr (std::is_same_v<T, FencePut>) return apply_fence_put(c, b);
         else if constexpr (std::is_same_v<T, CompatSet>) return apply_compat_set(c, b);
-        else return apply_compat_delete(c, b);
+        else if constexpr (std::is_same_v<T, CompatDelete>) return apply_compat_delete(c, b);
+        else return apply_reopen(c, b);
       },
       c.cmd.body);
 }
@@ -170,6 +171,7 @@ ApplyResult StateMachine::apply(const Command& cmd) {
 
 Revision StateMachine::revision() const { return s_->revision; }
 LogMillis StateMachine::last_now() const { return s_->last_now; }
+LogMillis StateMachine::paused_until() const { return s_->paused_until; }
 const Limits& StateMachine::limits() const { return s_->limits; }
 
 std::string StateMachine::snapshot() const { return detail::encode_snapshot(*s_); }

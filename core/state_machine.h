@@ -91,6 +91,8 @@ class StateMachine {
   ApplyResult apply(const Command& command);
 
   Revision revision() const;
+  // The end of a Reopen quarantine (log clock ms; 0 = none was ever set).
+  LogMillis paused_until() const;
   LogMillis last_now() const;  // highest Command::now applied
   const Limits& limits() const;
 
