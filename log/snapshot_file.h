@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "leasehold/status.h"
+#include "log/durable_file.h"  // sync_directory
 #include "log/log.h"
 
 namespace leasehold::log {
@@ -37,8 +38,5 @@ struct SnapshotFileName {
 // Snapshot files in `dir`, lowest index first; also removes stray "*.tmp"
 // snapshot files when `remove_temp` is set. kIoError if `dir` cannot be listed.
 Result<std::vector<SnapshotFileName>> list_snapshot_files(const std::string& dir, bool remove_temp);
-
-// fsync a directory (so a rename or unlink in it is durable).
-Status sync_directory(const std::string& dir);
 
 }  // namespace leasehold::log

@@ -1,0 +1,27 @@
+// log/durable_file.h: whole-file writes that survive a crash, and whole-file
+// reads, for the embedded log's small side files (snapshots, the revision
+// record).
+//
+// replace_file_durably() writes "<path>.tmp", fsyncs it, renames it over
+// <path> and fsyncs the directory: after a crash the file holds either its
+// old or its new bytes (plus at most a stray .tmp), never a mix.
+// Errors: kIoError naming the file and errno's text. On failure the .tmp is
+// removed and <path> is unchanged.
+// read_whole_file(): kNotFound when the file does not exist, kIoError when it
+// cannot be read.
+// Thread-safety: free functions; callers keep distinct paths apart.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "leasehold/status.h"
+
+namespace leasehold::log {
+
+Status replace_file_durably(const std::string& path, std::string_view bytes);
+Result<std::string> read_whole_file(const std::string& path);
+// fsync a directory (so a rename or unlink in it is durable).
+Status sync_directory(const std::string& dir);
+
+}  // namespace leasehold::log
