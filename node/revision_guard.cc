@@ -1,0 +1,191 @@
+#include "node/revision_guard.h"
+
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "common/assert.h"
+
+namespace leasehold::node {
+namespace {
+
+using State = log::LoadedRevisionRecord::State;
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+// The TTL a command asks the service to honour (0 = none).
+std::uint64_t ttl_of(const core::Command& command) {
+  return std::visit(
+      [](const auto& b) -> std::uint64_t {
+        using T = std::decay_t<decltype(b)>;
+        if constexpr (std::is_same_v<T, core::OpenSession> || std::is_same_v<T, core::SetSessionTtl> ||
+                      std::is_same_v<T, core::CompatSet>) {
+          return b.ttl_ms;
+        } else {
+          return 0;
+        }
+      },
+      command.body);
+}
+
+// Start above `above`, expire every session, quarantine for `ttl_ms` + drift.
+ReopenPlan recovery(ReopenPlan plan, core::Revision above, std::uint64_t ttl_ms, core::Revision replayed,
+                    std::uint64_t block) {
+  core::Reopen reopen{above + 1, true, with_drift_margin(ttl_ms)};
+  plan.record = log::RevisionRecord{reopen.revision_floor + block, replayed, ttl_ms, 0, false};
+  plan.notices.push_back("recovering a lost log (--recover-lost-log): every session is expired, revisions restart at " +
+                         num(reopen.revision_floor) + ", and no lock is granted for " + num(reopen.quarantine_ms) +
+                         " ms (the longest session TTL plus the drift bound)");
+  plan.reopen = reopen;
+  return plan;
+}
+
+}  // namespace
+
+std::uint64_t with_drift_margin(std::uint64_t ttl_ms) { return ttl_ms + ttl_ms / 100 + 2; }
+
+namespace {
+
+Result<ReopenPlan> plan_for(const RevisionGuardOptions& o, core::Revision revision, bool log_empty,
+                            const std::string& log_where) {
+  const log::LoadedRevisionRecord& loaded = o.loaded;
+  ReopenPlan plan;
+  if (loaded.state == State::kValid) {
+    for (const std::string& p : loaded.problems) {
+      plan.notices.push_back("revision record: " + p + "; the other copy is used and both are rewritten");
+    }
+  }
+
+  if (loaded.state != State::kValid) {
+    if (loaded.state == State::kAbsent && log_empty) {  // a new data dir
+      plan.record = log::RevisionRecord{o.block, 0, 0, 0, false};
+      return plan;
+    }
+    std::string what = loaded.state == State::kAbsent ? "is missing" : "is damaged (";
+    if (loaded.state == State::kCorrupt) {
+      for (std::size_t i = 0; i < loaded.problems.size(); ++i) what += (i ? "; " : "") + loaded.problems[i];
+      what += ")";
+    }
+    if (!o.recover_lost_log || o.revision_floor == 0) {
+      return Status(ErrorCode::kCorruption,
+                    "the revision record " + loaded.where + " " + what + ", but the log " + log_where +
+                        " holds revisions up to " + num(revision) +
+                        ": nothing proves that no fencing token above " + num(revision) +
+                        " was handed out, so starting could hand out a token twice. If you know the highest "
+                        "fencing token any resource has seen, restart with --recover-lost-log --revision-floor N "
+                        "(N at least that token): every session is then expired, revisions restart above N, and "
+                        "no lock is granted for the longest TTL allowed (--max-ttl-ms, " +
+                        num(o.max_ttl_fallback_ms) + " ms) plus the drift bound");
+    }
+    return recovery(std::move(plan), std::max(revision, o.revision_floor), o.max_ttl_fallback_ms, revision, o.block);
+  }
+
+  const log::RevisionRecord& rec = loaded.record;
+  std::string lost;
+  if (rec.clean && revision < rec.clean_revision) {
+    lost = "revisions " + num(revision + 1) + ".." + num(rec.clean_revision) +
+           " are missing from the log (the last clean shutdown was at revision " + num(rec.clean_revision) + ")";
+  } else if (!rec.clean && revision < rec.durable_revision) {
+    lost = "revisions " + num(revision + 1) + ".." + num(rec.durable_revision) +
+           " (at least) are missing from the log (revision " + num(rec.durable_revision) + " was durable in it)";
+  }
+  if (!lost.empty()) {
+    if (!o.recover_lost_log) {
+      return Status(ErrorCode::kCorruption,
+                    "the log " + log_where + " ends at revision " + num(revision) + ", but the revision record " +
+                        loaded.where + " shows that it lost data: " + lost +
+                        ". Starting would hand out fencing tokens that were already used. Restore the data dir "
+                        "from a backup, or restart with --recover-lost-log: every session is then expired, "
+                        "revisions restart above " +
+                        num(std::max({rec.reserved_through, revision, o.revision_floor})) +
+                        ", and no lock is granted for " + num(with_drift_margin(rec.max_ttl_ms)) +
+                        " ms (the longest session TTL in use plus the drift bound)");
+    }
+    return recovery(std::move(plan), std::max({rec.reserved_through, revision, o.revision_floor}), rec.max_ttl_ms,
+                    revision, o.block);
+  }
+  if (o.recover_lost_log) plan.notices.push_back("--recover-lost-log: the log is complete; starting normally");
+
+  if (rec.clean && revision == rec.clean_revision) {  // a clean shutdown: continue exactly
+    plan.record = rec;
+    plan.store_now = false;  // stays clean until the first append (RevisionGuard)
+    return plan;
+  }
+  // An unclean stop (or a log that moved past a clean record): the log may
+  // have lost a tail that nothing can detect, so continue above the block.
+  core::Reopen reopen{std::max(rec.reserved_through, revision) + 1, false, 0};
+  if (rec.lease) {  // the stopped run acknowledged commands before they were durable
+    reopen.expire_sessions = true;
+    reopen.quarantine_ms = with_drift_margin(rec.max_ttl_ms);
+  }
+  plan.record = log::RevisionRecord{reopen.revision_floor + o.block, revision, rec.max_ttl_ms, 0, false};
+  plan.notices.push_back("the last stop was not clean: revisions continue at " + num(reopen.revision_floor) +
+                         ", above every revision that may have been handed out" +
+                         (reopen.expire_sessions ? "; every session is expired and no lock is granted for " +
+                                                       num(reopen.quarantine_ms) + " ms"
+                                                 : std::string()));
+  plan.reopen = reopen;
+  return plan;
+}
+
+}  // namespace
+
+Result<ReopenPlan> plan_reopen(const RevisionGuardOptions& options, core::Revision revision, bool log_empty,
+                               const std::string& log_where) {
+  auto plan = plan_for(options, revision, log_empty, log_where);
+  if (plan && plan->store_now) plan->record.lease = options.lease;  // this run's mode, for the next start
+  return plan;
+}
+
+RevisionGuard::RevisionGuard(Store store, log::RevisionRecord record, core::Revision bound, std::uint64_t block,
+                             bool lease)
+    : store_(std::move(store)),
+      record_(record),
+      bound_(bound),
+      block_(std::max<std::uint64_t>(block, 1)),
+      lease_(lease) {}
+
+Status RevisionGuard::before_append(const std::vector<core::Command>& batch, core::Revision durable) {
+  core::Revision bound = bound_;
+  std::uint64_t ttl = record_.max_ttl_ms;
+  for (const core::Command& command : batch) {
+    if (const auto* reopen = std::get_if<core::Reopen>(&command.body)) {
+      bound = std::max(bound + 1, reopen->revision_floor);
+    } else {
+      ++bound;  // an applied command bumps the revision by one; a failed one not at all
+    }
+    ttl = std::max(ttl, ttl_of(command));
+  }
+  bound_ = bound;
+  if (bound <= record_.reserved_through && ttl <= record_.max_ttl_ms && !record_.clean &&
+      record_.lease == lease_) {
+    return Status::ok();
+  }
+  log::RevisionRecord next = record_;
+  if (bound > next.reserved_through) next.reserved_through = bound + block_;
+  next.max_ttl_ms = ttl;
+  next.durable_revision = std::max(next.durable_revision, durable);
+  next.clean = false;
+  next.clean_revision = 0;
+  next.lease = lease_;
+  if (Status st = store_(next); !st) return st;
+  record_ = next;
+  ++writes_;
+  return Status::ok();
+}
+
+Status RevisionGuard::mark_clean(core::Revision revision) {
+  LEASEHOLD_ASSERT(revision <= record_.reserved_through, "revision {} is above the reserved block {}", revision,
+                   record_.reserved_through);
+  log::RevisionRecord next = record_;
+  next.clean = true;
+  next.clean_revision = revision;
+  next.durable_revision = std::max(next.durable_revision, revision);
+  if (Status st = store_(next); !st) return st;
+  record_ = next;
+  ++writes_;
+  return Status::ok();
+}
+
+}  // namespace leasehold::node
