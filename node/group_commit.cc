@@ -1,4 +1,5 @@
 // node/group_commit.cc: proposals -> batches -> durable appends -> apply.
+#include "common/assert.h"
 #include "core/command_codec.h"
 #include "node/node_impl.h"
 
@@ -23,7 +24,7 @@ void Node::Impl::propose(core::Command command, ProposeDone done) {
     const Status refusal = standby_refusal();
     return fail_later(std::move(done), refusal.code(), refusal.message());
   }
-  const std::size_t pending = queued_.size() + in_flight_.commands.size();
+  const std::size_t pending = queued_.size() + in_flight_.commands.size() + unwritten_commands_;
   if (pending >= options_.max_pending_proposals) {
     return fail_later(std::move(done), ErrorCode::kLimitExceeded,
                       "too many pending proposals (" + std::to_string(pending) + ")");
@@ -49,11 +50,20 @@ void Node::Impl::propose(core::Command command, ProposeDone done) {
 // ACQUIRE that arrived together) joins one batch and one fsync. While an
 // append is in flight nothing is scheduled: on_appended starts the next one.
 void Node::Impl::schedule_append() {
-  if (append_in_flight_ || append_scheduled_ || linger_until_ || !failure_.is_ok()) return;
+  const bool lease = options_.acknowledge_before_durable;
+  // In lease mode proposals are applied (and answered) while an append is
+  // in flight: only the writing waits for it (node/lease_commit.cc).
+  if ((append_in_flight_ && !lease) || append_scheduled_ || linger_until_ || !failure_.is_ok()) return;
   append_scheduled_ = true;
-  post_guarded([](Impl& self) {
+  post_guarded([lease](Impl& self) {
     self.append_scheduled_ = false;
-    if (self.is_primary()) self.start_append();
+    if (self.is_primary()) {
+      if (lease) {
+        self.lease_apply_queued();
+      } else {
+        self.start_append();
+      }
+    }
     self.maybe_finish_shutdown();
   });
 }
@@ -82,9 +92,7 @@ void Node::Impl::end_due_linger() {
   if (linger_until_ && clock_.now() >= *linger_until_) start_append();
 }
 
-void Node::Impl::start_append() {
-  linger_until_.reset();
-  if (append_in_flight_ || queued_.empty() || !failure_.is_ok()) return;
+Node::Impl::Batch Node::Impl::take_queued_batch() {
   Batch batch;
   while (!queued_.empty() && batch.commands.size() < options_.max_batch_commands &&
          (batch.commands.empty() || batch.bytes + queued_.front().bytes <= options_.max_batch_bytes)) {
@@ -93,6 +101,21 @@ void Node::Impl::start_append() {
     batch.commands.push_back(std::move(q.command));
     batch.dones.push_back(std::move(q.done));
     queued_.pop_front();
+  }
+  return batch;
+}
+
+void Node::Impl::start_append() {
+  linger_until_.reset();
+  if (append_in_flight_ || queued_.empty() || !failure_.is_ok()) return;
+  Batch batch = take_queued_batch();
+  if (guard_) {
+    // The record must bound every revision this batch can produce before the
+    // batch can be applied and answered (node/revision_guard.h).
+    if (Status st = guard_->before_append(batch.commands, state_.revision()); !st) {
+      stop_writes(Status(st.code(), "revision record: " + st.message()), std::move(batch));
+      return;
+    }
   }
   std::string bytes = core::encode_batch(batch.commands);
   in_flight_ = std::move(batch);
@@ -107,6 +130,7 @@ void Node::Impl::start_append() {
 }
 
 void Node::Impl::on_appended(Result<log::LogIndex> result) {
+  if (options_.acknowledge_before_durable) return on_lease_appended(std::move(result));
   last_append_latency_ = clock_.now() - append_started_;
   Batch batch = std::move(in_flight_);
   in_flight_ = Batch{};
@@ -127,14 +151,7 @@ void Node::Impl::on_appended(Result<log::LogIndex> result) {
       return;
     }
     if (is_fatal(error.code())) {
-      failure_ = error;
-      const std::string why = "node stopped: " + error.to_string();
-      fail_batch(std::move(batch), Status(error.code(), error.message() + " (outcome unknown)"));
-      while (!queued_.empty()) {
-        Queued q = std::move(queued_.front());
-        queued_.pop_front();
-        if (q.done) q.done(core::ApplyResult{core::Reply::fail(ErrorCode::kUnavailable, why), {}});
-      }
+      stop_writes(error, std::move(batch));
     } else {
       fail_batch(std::move(batch), error);
       start_append();
@@ -153,6 +170,18 @@ void Node::Impl::on_appended(Result<log::LogIndex> result) {
   maybe_finish_shutdown();
 }
 
+void Node::Impl::stop_writes(const Status& error, Batch batch) {
+  failure_ = error;
+  linger_until_.reset();
+  const std::string why = "node stopped: " + error.to_string();
+  fail_batch(std::move(batch), Status(error.code(), error.message() + " (outcome unknown)"));
+  while (!queued_.empty()) {
+    Queued q = std::move(queued_.front());
+    queued_.pop_front();
+    if (q.done) q.done(core::ApplyResult{core::Reply::fail(ErrorCode::kUnavailable, why), {}});
+  }
+}
+
 void Node::Impl::fail_batch(Batch batch, const Status& error) {
   for (ProposeDone& done : batch.dones) {
     if (done) done(core::ApplyResult{core::Reply::fail(error.code(), error.message()), {}});
@@ -166,14 +195,24 @@ void Node::Impl::apply_batch(log::LogIndex index, Batch batch) {
   commands_since_snapshot_ += batch.commands.size();
   bytes_since_snapshot_ += batch.bytes;
   for (std::size_t i = 0; i < batch.commands.size(); ++i) {
-    const core::ApplyResult result = state_.apply(batch.commands[i]);
-    for (const core::Effect& effect : result.effects) track_effect(effect);
-    if (i < batch.dones.size() && batch.dones[i]) batch.dones[i](result);
-    if (listener_) {
-      for (const core::Effect& effect : result.effects) listener_(effect);
-    }
+    apply_one(batch.commands[i], i < batch.dones.size() ? &batch.dones[i] : nullptr);
+  }
+  if (guard_) {
+    LEASEHOLD_ASSERT(state_.revision() <= guard_->record().reserved_through,
+                     "applied revision {} is above the reserved block {}", state_.revision(),
+                     guard_->record().reserved_through);
   }
   release_apply_waiters();  // cluster read barriers (node_cluster.cc)
+}
+
+core::ApplyResult Node::Impl::apply_one(const core::Command& command, ProposeDone* done) {
+  core::ApplyResult result = state_.apply(command);
+  for (const core::Effect& effect : result.effects) track_effect(effect);
+  if (done != nullptr && *done) (*done)(result);
+  if (listener_) {
+    for (const core::Effect& effect : result.effects) listener_(effect);
+  }
+  return result;
 }
 
 void Node::Impl::maybe_snapshot() {
@@ -215,7 +254,12 @@ void Node::Impl::shutdown(std::function<void()> done) {
 
 void Node::Impl::maybe_finish_shutdown() {
   if (!shutting_down_) return;
-  if (append_in_flight_ || !queued_.empty() || snapshot_in_flight_) return;
+  if (append_in_flight_ || !queued_.empty() || snapshot_in_flight_ || !unwritten_.empty()) return;
+  if (!shutdown_complete_ && guard_ && failure_.is_ok() && is_primary()) {
+    // Every acknowledged command is synced: the next start may continue
+    // exactly here. Without this mark it starts above the reserved block.
+    if (Status st = guard_->mark_clean(state_.revision()); !st) failure_ = st;
+  }
   shutdown_complete_ = true;
   std::vector<std::function<void()>> waiters = std::move(shutdown_waiters_);
   shutdown_waiters_.clear();
@@ -235,11 +279,16 @@ NodeStats Node::Impl::stats() const {
   s.average_batch_commands =
       batches_committed_ == 0 ? 0.0
                               : static_cast<double>(commands_committed_) / static_cast<double>(batches_committed_);
-  s.pending_proposals = queued_.size() + in_flight_.commands.size();
+  s.pending_proposals = queued_.size() + in_flight_.commands.size() + unwritten_commands_;
   s.snapshots_saved = snapshots_saved_;
   s.replayed_entries = replayed_entries_;
   s.timed_sessions = timers_.session_count();
   s.catch_up_recoveries = catch_up_recoveries_;
+  if (guard_) {
+    s.reserved_revision = guard_->record().reserved_through;
+    s.revision_record_writes = guard_->record_writes();
+  }
+  s.quarantine_until = state_.paused_until() > log_now() ? state_.paused_until() : 0;
   s.failure = failure_;
   return s;
 }

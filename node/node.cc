@@ -108,13 +108,42 @@ Result<std::unique_ptr<Node>> Node::open(NodeOptions options, std::unique_ptr<lo
   log::LogIndex applied = 0;
   std::uint64_t replayed = 0;
   if (Status st = recover(*log, options.limits, state, applied, replayed); !st) return st;
+  std::optional<ReopenPlan> plan;
+  if (options.acknowledge_before_durable && (options.cluster_mode || !options.revision_guard)) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "lease durability needs the revision record and is embedded-mode only");
+  }
+  if (options.acknowledge_before_durable) options.commit_linger = std::chrono::microseconds(0);
+  if (options.revision_guard && !options.cluster_mode) {
+    const RevisionGuardOptions& g = *options.revision_guard;
+    if (!g.store) return Status(ErrorCode::kInvalidArgument, "revision guard needs a store function");
+    const bool log_empty = log->position().last == 0 && state.revision() == 0;
+    auto planned = plan_reopen(g, state.revision(), log_empty, log->describe());
+    if (!planned) return planned.status();
+    // Stored before anything is appended: the record bounds the first batch.
+    if (planned->store_now) {
+      if (Status st = g.store(planned->record); !st) return st;
+    }
+    plan = std::move(planned).value();
+  }
   auto impl = std::make_shared<Impl>(std::move(options), std::move(log), clock, std::move(post),
                                      std::move(state), applied);
   impl->replayed_entries_ = replayed;
+  impl->durable_revision_ = impl->state_.revision();
+  if (plan) {
+    impl->guard_.emplace(impl->options_.revision_guard->store, plan->record, impl->state_.revision(),
+                         impl->options_.revision_guard->block, impl->options_.revision_guard->lease);
+    impl->start_notices_ = std::move(plan->notices);
+  }
   if (impl->options_.cluster_mode) {
     impl->role_ = Role::kStandby;  // cluster/ promotes it once elected
   } else {
     impl->arm_recovered_timers();
+  }
+  if (plan && plan->reopen) {
+    core::Command reopen;
+    reopen.body = *plan->reopen;
+    impl->propose(std::move(reopen), nullptr);  // the first command of the first batch
   }
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
@@ -148,6 +177,7 @@ void Node::read_barrier(std::function<void(Status)> done) {
   impl_->post_guarded([done = std::move(done)](Impl&) { done(Status::ok()); });
 }
 NodeStats Node::stats() const { return impl_->stats(); }
+const std::vector<std::string>& Node::start_notices() const { return impl_->start_notices_; }
 Role Node::role() const { return impl_->role_; }
 log::LogIndex Node::applied_index() const { return impl_->applied_index_; }
 std::string Node::primary_address() const { return impl_->primary_address_; }

@@ -7,7 +7,10 @@
 // Log does the storage, the Clock gives time, the Executor runs work on the
 // loop thread (node/clock.h).
 //
-// Embedded mode (this implementation): always primary.
+// Embedded mode: always primary, with the durable revision record
+// (NodeOptions::revision_guard, node/revision_guard.h). Cluster mode
+// (cluster_mode, cluster/): opens as a standby, is promoted and deposed by
+// the cluster member; the log (etcd) is fenced by the election.
 //
 // THREADING: one thread (the "loop thread") calls every method, and every
 // callback (ProposeDone, EffectListener, shutdown/read_barrier done) runs on
@@ -67,6 +70,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/command.h"
 #include "core/reply.h"
@@ -75,6 +79,7 @@
 #include "leasehold/status.h"
 #include "log/log.h"
 #include "node/clock.h"
+#include "node/revision_guard.h"
 
 namespace leasehold::node {
 
@@ -116,6 +121,21 @@ struct NodeOptions {
   // (etcd unreachable, outcome unknown) makes it step down instead of
   // stopping. Embedded nodes leave this false.
   bool cluster_mode = false;
+  // DURABILITY. false (`fsync`, the default): a command is answered after
+  // the append that holds it is synced (GROUP COMMIT above). true (`lease`,
+  // embedded mode only, node/lease_commit.cc): commands are applied and
+  // answered as soon as the loop reaches them and written and fsynced
+  // behind, one append at a time; only FencePut replies wait until durable.
+  // A crash loses what was answered but not yet written; the revision guard
+  // (required with it) then starts above every revision handed out, expires
+  // every session and grants nothing for the longest TTL in use.
+  bool acknowledge_before_durable = false;
+  // Embedded mode: the durable revision record (node/revision_guard.h). At
+  // open the node plans its start from it (and refuses a log that lost
+  // data); while it runs it keeps the record ahead of every revision it can
+  // hand out; a clean shutdown marks it clean. nullopt: no record (tests of
+  // other parts, and cluster mode, where etcd holds the log).
+  std::optional<RevisionGuardOptions> revision_guard;
 };
 
 struct NodeStats {
@@ -131,6 +151,10 @@ struct NodeStats {
   std::uint64_t replayed_entries = 0;   // log entries replayed at open
   std::size_t timed_sessions = 0;       // sessions with a running expiry timer
   std::uint64_t catch_up_recoveries = 0; // cluster: reset_to_snapshot() calls that succeeded
+  // The revision record (embedded mode; 0 without one).
+  std::uint64_t reserved_revision = 0;   // no revision above this is handed out
+  std::uint64_t revision_record_writes = 0;  // since open
+  core::LogMillis quarantine_until = 0;  // a Reopen quarantine in force until this log time (0 = none)
   Status failure;                       // non-OK once the node stopped taking writes
 };
 
@@ -147,9 +171,14 @@ class Node {
   // then arms the timers from StateMachine::pending_timers() (see RESTART
   // BOUND). Runs synchronously on the calling thread, which becomes the loop
   // thread. `clock` must outlive the Node; `post` see node/clock.h.
+  // With a revision guard, plans the start from the record first: proposes
+  // the Reopen it asks for (the first command of the first batch) and
+  // stores the new record before returning.
   // Errors: the log's load/read errors (kCorruption naming the entry/file,
   // kIoError); kCorruption if an entry does not decode or a snapshot does not
-  // restore.
+  // restore; kCorruption with the operator's message when the revision
+  // record shows that the log lost data (plan_reopen); the record's store
+  // error (kIoError).
   static Result<std::unique_ptr<Node>> open(NodeOptions options, std::unique_ptr<log::Log> log,
                                             Clock& clock, Executor post);
   ~Node();
@@ -197,6 +226,9 @@ class Node {
   void read_barrier(std::function<void(Status)> done);
 
   NodeStats stats() const;
+  // What open() decided about the revision record that the operator should
+  // read (an unclean stop, a damaged copy, a recovery), one line each.
+  const std::vector<std::string>& start_notices() const;
   Role role() const;
   // The last log entry applied (stats().applied_index without the rest).
   log::LogIndex applied_index() const;

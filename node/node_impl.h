@@ -2,6 +2,7 @@
 //
 // Split by concern: node.cc (public forwarding, open/recovery, log clock),
 // group_commit.cc (proposals, appends, apply, snapshots, shutdown),
+// lease_commit.cc (the `lease` durability mode: apply first, write behind),
 // node_timers.cc (effects -> timers, timer proposals).
 // Thread-safety: loop thread only; log completions come back via `post_`.
 #pragma once
@@ -116,6 +117,31 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   void release_apply_waiters();
   std::multimap<log::LogIndex, std::function<void(Status)>> apply_waiters_;
 
+  // Lease mode (NodeOptions::acknowledge_before_durable, lease_commit.cc):
+  // applied and answered commands not yet durable, in apply order. A chunk
+  // is what one apply round took; an append writes several chunks at once.
+  struct LeaseChunk {
+    std::vector<core::Command> commands;
+    std::size_t bytes = 0;
+    core::Revision revision_after = 0;  // the state's revision after the chunk
+    // Replies held until the chunk is durable (FENCE.PUT: fenced data stays
+    // durable before it is acknowledged in every mode).
+    std::vector<std::pair<ProposeDone, core::ApplyResult>> held_replies;
+  };
+  std::deque<LeaseChunk> unwritten_;
+  std::vector<LeaseChunk> writing_;     // the append in flight
+  std::size_t unwritten_commands_ = 0;  // in unwritten_ and writing_
+  std::size_t writing_commands_ = 0;    // in writing_
+  core::Revision durable_revision_ = 0; // the state's revision the log holds durably
+  bool hold_for_snapshot_ = false;      // applies wait until the log caught up
+  void lease_apply_queued();
+  void lease_write();
+  void on_lease_appended(Result<log::LogIndex> result);
+
+  // The revision record (embedded mode; node/revision_guard.h).
+  std::optional<RevisionGuard> guard_;
+  std::vector<std::string> start_notices_;
+
   // Stopping.
   Status failure_;  // set once the log failed fatally; never cleared
   bool shutting_down_ = false;
@@ -124,12 +150,20 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
 
  private:
   void schedule_append();
+  // Up to max_batch_commands / max_batch_bytes from the front of queued_.
+  Batch take_queued_batch();
+  // Applies one command: effects to the timers, then `done` (if any), then
+  // the effects to the listener.
+  core::ApplyResult apply_one(const core::Command& command, ProposeDone* done);
   void start_append();
   bool should_linger(std::size_t answered) const;
   void begin_linger(std::size_t target);
   void end_due_linger();  // starts the lingering append once its bound passed
   void on_appended(Result<log::LogIndex> result);
   void fail_batch(Batch batch, const Status& error);
+  // A failure after which the node's state and the log may disagree: stop
+  // taking writes for good, failing `batch` (outcome unknown) and the queue.
+  void stop_writes(const Status& error, Batch batch);
   // Applies a committed entry: own batches (with dones) and followed ones
   // (no dones; a standby tracks no timers).
   void apply_batch(log::LogIndex index, Batch batch);

@@ -84,6 +84,7 @@ std::string info_text(Server& server, std::string_view section) {
     out += "# Server\r\n";
     out += fmt::format("leasehold_version:{}\r\n", kVersion);
     out += fmt::format("role:{}\r\n", node::role_name(st.role));
+    out += fmt::format("durability:{}\r\n", server.config().node.acknowledge_before_durable ? "lease" : "fsync");
     out += fmt::format("listen:{}\r\n", server.listen_address());
     out += fmt::format("data_dir:{}\r\n", server.config().data_dir);
     out += fmt::format("process_id:{}\r\n", static_cast<long>(getpid()));
@@ -105,6 +106,11 @@ std::string info_text(Server& server, std::string_view section) {
     out += fmt::format("snapshots_saved:{}\r\n", st.snapshots_saved);
     out += fmt::format("replayed_entries:{}\r\n", st.replayed_entries);
     out += fmt::format("catch_up_recoveries:{}\r\n", st.catch_up_recoveries);
+    out += fmt::format("reserved_revision:{}\r\n", st.reserved_revision);
+    out += fmt::format("revision_record_writes:{}\r\n", st.revision_record_writes);
+    const core::LogMillis log_now = server.node().log_now();
+    out += fmt::format("quarantine_remaining_ms:{}\r\n",
+                       st.quarantine_until > log_now ? st.quarantine_until - log_now : 0);
     out += fmt::format("node_failure:{}\r\n", st.failure.is_ok() ? "" : st.failure.to_string());
     out += "\r\n";
   }

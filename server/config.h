@@ -35,6 +35,11 @@ struct ServerConfig {
   // A connection that has not completed a command within this long after
   // connecting, or holds a partial frame this long, is closed. 0 disables.
   std::chrono::milliseconds idle_timeout{30'000};
+
+  // The durable revision record (embedded mode; node/revision_guard.h).
+  bool recover_lost_log = false;       // --recover-lost-log
+  std::uint64_t revision_floor = 0;    // --revision-floor
+  std::uint64_t revision_block = 1u << 20;
 };
 
 // Parses "host:port" (IPv4 or [IPv6]:port). kInvalidArgument naming the problem.

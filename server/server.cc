@@ -7,6 +7,7 @@
 #include <array>
 #include <csignal>
 
+#include "log/revision_record.h"
 #include "log/rocksdb_log.h"
 #include "server/connection.h"
 
@@ -101,9 +102,24 @@ Status Server::start() {
     auto log = log::open_rocksdb_log(log_options);
     if (!log) return log.status();
     spdlog::info("log opened backend=\"{}\"", (*log)->describe());
-    auto node = node::Node::open(config_.node, std::move(log).value(), clock_, executor_->executor());
+    auto loaded = log::load_revision_record(config_.data_dir);
+    if (!loaded) return loaded.status();
+    node::NodeOptions options = config_.node;
+    node::RevisionGuardOptions guard;
+    guard.store = [dir = config_.data_dir](const log::RevisionRecord& r) {
+      return log::store_revision_record(dir, r);
+    };
+    guard.loaded = std::move(loaded).value();
+    guard.block = config_.revision_block;
+    guard.recover_lost_log = config_.recover_lost_log;
+    guard.revision_floor = config_.revision_floor;
+    guard.max_ttl_fallback_ms = options.limits.max_ttl_ms;
+    guard.lease = options.acknowledge_before_durable;
+    options.revision_guard = std::move(guard);
+    auto node = node::Node::open(std::move(options), std::move(log).value(), clock_, executor_->executor());
     if (!node) return node.status();
     node_ = std::move(node).value();
+    for (const std::string& notice : node_->start_notices()) spdlog::warn("revision record: {}", notice);
   }
   node_->set_effect_listener([this](const core::Effect& e) { on_effect(e); });
   const node::NodeStats stats = node_->stats();

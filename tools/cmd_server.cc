@@ -26,6 +26,7 @@ struct ServerFlags {
   std::uint64_t append_timeout_ms = 3000;
   std::uint64_t etcd_startup_wait_ms = 10'000;
   std::string config_file;
+  std::string durability = "fsync";
 };
 
 // Applies `--config FILE` (TOML/INI, keys = flag names without dashes, e.g.
@@ -81,6 +82,13 @@ void run_server(ServerFlags& flags) {
   spdlog::set_level(level);
   if (Status s = server::parse_listen(flags.listen, cfg.listen_host, cfg.listen_port); !s) {
     std::cerr << "leasehold server: " << s.message() << "\n";
+    set_exit_code(2);
+    return;
+  }
+  cfg.node.acknowledge_before_durable = flags.durability == "lease";
+  if (cfg.node.acknowledge_before_durable && cfg.cluster.enabled()) {
+    std::cerr << "leasehold server: --durability lease is for embedded mode only: cluster mode makes every "
+                 "command durable in etcd before it is acknowledged (drop --durability or --etcd)\n";
     set_exit_code(2);
     return;
   }
@@ -147,6 +155,19 @@ void register_server(CLI::App& app) {
   cmd->add_option("--max-pending-proposals", c.node.max_pending_proposals, "Queued + in-flight writes before refusing")->group(node)->capture_default_str();
   cmd->add_option("--snapshot-every-commands", c.node.snapshot_every_commands, "Snapshot after this many commands (0 = off)")->group(node)->capture_default_str();
   cmd->add_option("--snapshot-every-bytes", c.node.snapshot_every_bytes, "Snapshot after this many log bytes (0 = off)")->group(node)->capture_default_str();
+
+  cmd->add_option("--durability", flags->durability,
+                  "fsync: every command is durable before it is answered; lease: answered at once, written behind "
+                  "(fenced values stay durable; after a crash every session expires and no lock is granted for the "
+                  "longest TTL): docs/server.md")
+      ->group(node)
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fsync", "lease"}));
+
+  auto* rec = "Recovery of a damaged data dir (docs/log-and-node.md)";
+  cmd->add_flag("--recover-lost-log", c.recover_lost_log, "Start although the revision record shows that the log lost data: every session is expired, revisions restart above the record, no lock is granted for the longest TTL in use")->group(rec);
+  cmd->add_option("--revision-floor", c.revision_floor, "With --recover-lost-log when the revision record itself is lost: revisions restart above this (at least the highest fencing token any resource has seen)")->group(rec);
+  cmd->add_option("--revision-block", c.revision_block, "Revisions reserved per write of the revision record")->group(rec)->capture_default_str()->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
 
   auto* ha = "Replicated mode on etcd (docs/cluster.md)";
   cmd->add_option("--etcd", c.cluster.etcd_endpoints, "etcd client URLs, comma-separated; enables cluster mode")->group(ha);

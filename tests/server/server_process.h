@@ -47,9 +47,35 @@ class ServerProcess {
     return process_.wait(std::chrono::seconds(10));
   }
 
+  // A start that must be refused: runs the server on `data_dir` and waits
+  // for it to exit by itself. Value: its exit code and what it wrote to
+  // stderr; nullopt (after killing it) if it was still running after
+  // `timeout`, i.e. it started instead of refusing.
+  struct Exit {
+    int code = 0;
+    std::string stderr_text;
+  };
+  std::optional<Exit> run_to_exit(const std::string& data_dir, const std::vector<std::string>& extra_flags = {},
+                                  std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+    std::vector<std::string> argv = {leasehold_binary(), "server", "--listen", loopback(free_port()),
+                                     "--data-dir", data_dir, "--log-level", "warn"};
+    argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+    SpawnOptions opts;
+    opts.stderr_path = data_dir + ".refused." + std::to_string(++refusals_) + ".stderr";
+    auto p = Subprocess::spawn(argv, opts);
+    if (!p) return std::nullopt;
+    const std::optional<int> code = p->wait(timeout);
+    if (!code) {
+      p->kill9();
+      return std::nullopt;
+    }
+    return Exit{*code, read_file(opts.stderr_path)};
+  }
+
  private:
   std::uint16_t port_ = 0;
   Subprocess process_;
+  int refusals_ = 0;
 };
 
 }  // namespace leasehold::testing

@@ -1,0 +1,164 @@
+// LEASE DURABILITY (`--durability lease`): commands are answered before they
+// are durable, and the two promises still hold. kill -9 under load, then a
+// restart: tokens above every earlier token, every session expired, no grant
+// before the quarantine (the longest TTL in use plus the drift bound) ends.
+// A clean restart has no quarantine. FENCE.PUT stays durable before it is
+// acknowledged. Cluster mode refuses the lease mode.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "tests/server/server_process.h"
+
+namespace leasehold::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using resp::Type;
+using resp::Value;
+using Clock = std::chrono::steady_clock;
+
+const std::vector<std::string> kLease = {"--durability", "lease"};
+
+std::int64_t info_field(RespClient& c, const std::string& name) {
+  const Value info = c.call({"INFO", "log"});
+  const auto at = info.str.find(name + ":");
+  if (at == std::string::npos) return -1;
+  return std::stoll(info.str.substr(at + name.size() + 1));
+}
+
+class LeaseMode : public ::testing::Test {
+ protected:
+  std::string data() const { return dir_.file("data"); }
+  void start(const std::vector<std::string>& flags = kLease) {
+    server_ = ServerProcess();
+    ASSERT_TRUE(server_.start(data(), flags));
+  }
+  TempDir dir_{"lease-mode"};
+  ServerProcess server_;
+};
+
+TEST_F(LeaseMode, KillNineUnderLoadThenTokensRiseAndTheQuarantineHolds) {
+  start();
+  constexpr std::int64_t kLongestTtl = 5000;
+  {
+    RespClient c = server_.client();
+    // The longest TTL in use: the quarantine's length after a crash.
+    ASSERT_EQ(c.call({"SESSION.OPEN", std::to_string(kLongestTtl)}).type, Type::kInteger);
+    EXPECT_NE(c.call({"INFO", "server"}).str.find("durability:lease"), std::string::npos);
+  }
+  std::atomic<std::int64_t> high{0};
+  std::atomic<int> cycles{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&, w] {
+      RespClient c = server_.client();
+      const Value s = c.call({"SESSION.OPEN", std::to_string(kLongestTtl)});
+      if (s.type != Type::kInteger) return;
+      const std::string session = std::to_string(s.integer);
+      const std::string lock = "L" + std::to_string(w % 2);
+      while (!stop.load()) {
+        const Value t = c.call({"LOCK.ACQUIRE", lock, session, "WAIT", "2000"}, 3s);
+        if (t.type != Type::kInteger) break;  // the server was killed
+        std::int64_t seen = high.load();
+        while (t.integer > seen && !high.compare_exchange_weak(seen, t.integer)) {
+        }
+        if (c.call({"LOCK.RELEASE", lock, session, std::to_string(t.integer)}, 3s) != Value::simple("OK")) break;
+        if (c.call({"SESSION.KEEPALIVE", session}, 3s).type != Type::kInteger) break;
+        cycles.fetch_add(1);
+      }
+    });
+  }
+  const auto until = Clock::now() + 20s;
+  while (cycles.load() < 300 && Clock::now() < until) std::this_thread::sleep_for(5ms);
+  ASSERT_GE(cycles.load(), 300) << "the load never got going";
+  server_.process().kill9();
+  stop = true;
+  for (auto& t : workers) t.join();
+
+  const auto restarted = Clock::now();
+  start();
+  RespClient c = server_.client();
+  const std::int64_t remaining = info_field(c, "quarantine_remaining_ms");
+  EXPECT_GT(remaining, 0);
+  EXPECT_LE(remaining, kLongestTtl + kLongestTtl / 100 + 2);
+  const Value s = c.call({"SESSION.OPEN", "60000"});
+  ASSERT_EQ(s.type, Type::kInteger) << s.debug_string();
+  EXPECT_GT(s.integer, high.load());
+  const std::string session = std::to_string(s.integer);
+  EXPECT_EQ(c.call({"LOCK.ACQUIRE", "L0", session}).type, Type::kNull);
+  EXPECT_EQ(c.call({"SET", "k", "v", "NX"}).type, Type::kNull);
+  const Value t = c.call({"LOCK.ACQUIRE", "L0", session, "WAIT", "60000"}, 60s);
+  ASSERT_EQ(t.type, Type::kInteger) << t.debug_string();
+  EXPECT_GT(t.integer, high.load());
+  // No grant before the quarantine ended: it began after the restart began.
+  EXPECT_GE(Clock::now() - restarted, std::chrono::milliseconds(kLongestTtl + kLongestTtl / 100 + 2));
+  EXPECT_EQ(info_field(c, "quarantine_remaining_ms"), 0);
+}
+
+TEST_F(LeaseMode, CleanRestartHasNoQuarantine) {
+  start();
+  std::int64_t last = 0;
+  {
+    RespClient c = server_.client();
+    const std::string session = std::to_string(c.call({"SESSION.OPEN", "5000"}).integer);
+    for (int i = 0; i < 50; ++i) {
+      const Value t = c.call({"LOCK.ACQUIRE", "L", session});
+      ASSERT_EQ(t.type, Type::kInteger) << t.debug_string();
+      last = t.integer;
+      ASSERT_EQ(c.call({"LOCK.RELEASE", "L", session, std::to_string(t.integer)}), Value::simple("OK"));
+    }
+  }
+  ASSERT_EQ(server_.stop(), std::optional<int>(0));
+  start();
+  RespClient c = server_.client();
+  EXPECT_EQ(info_field(c, "quarantine_remaining_ms"), 0);
+  const Value s = c.call({"SESSION.OPEN", "5000"});
+  ASSERT_EQ(s.type, Type::kInteger);
+  const Value t = c.call({"LOCK.ACQUIRE", "L", std::to_string(s.integer)});
+  ASSERT_EQ(t.type, Type::kInteger) << t.debug_string();
+  EXPECT_GT(t.integer, last);
+  EXPECT_LT(t.integer, last + 10) << "a clean restart continues exactly";
+}
+
+TEST_F(LeaseMode, FencedValuesAreDurableBeforeTheyAreAcknowledged) {
+  start();
+  std::map<std::string, std::int64_t> acknowledged;  // key -> token
+  {
+    RespClient c = server_.client();
+    const std::string session = std::to_string(c.call({"SESSION.OPEN", "5000"}).integer);
+    const Value t = c.call({"LOCK.ACQUIRE", "owner", session});
+    ASSERT_EQ(t.type, Type::kInteger);
+    for (int i = 0; i < 40; ++i) {
+      const std::string key = "k" + std::to_string(i);
+      const Value r = c.call({"FENCE.PUT", key, "v" + std::to_string(i), "owner", std::to_string(t.integer)});
+      ASSERT_EQ(r.type, Type::kInteger) << r.debug_string();
+      acknowledged[key] = r.integer;
+    }
+  }
+  server_.process().kill9();
+  start();
+  RespClient c = server_.client();
+  for (const auto& [key, token] : acknowledged) {
+    const Value v = c.call({"FENCE.GET", key});
+    ASSERT_EQ(v.type, Type::kArray) << key << ": " << v.debug_string();
+    ASSERT_EQ(v.elements.size(), 2U);
+    EXPECT_EQ(v.elements[0].str, "v" + key.substr(1));
+    EXPECT_EQ(v.elements[1].integer, token);
+  }
+}
+
+TEST_F(LeaseMode, ClusterModeRefusesIt) {
+  auto refused = server_.run_to_exit(data(), {"--durability", "lease", "--etcd", "http://127.0.0.1:9"});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->code, 2);
+  EXPECT_NE(refused->stderr_text.find("--durability lease is for embedded mode only"), std::string::npos)
+      << refused->stderr_text;
+}
+
+}  // namespace
+}  // namespace leasehold::testing
