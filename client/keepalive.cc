@@ -143,7 +143,7 @@ class KeepaliveLoop {
       conn_.reset();
       return;
     }
-    st_.set_deadline(sent + std::min(Millis(*remaining), st_.ttl));
+    st_.set_deadline(sent + safe_part(std::min(Millis(*remaining), st_.ttl), st_.drift));
     next_keepalive_ = sent + st_.interval;
     backoff_.reset();
     if (recheck_pending_) {

@@ -16,7 +16,8 @@ Result<std::unique_ptr<Session>> Session::open(std::shared_ptr<Client> client,
   const auto sent = Clock::now();
   auto id = client->open_session(options.ttl, options.owner);
   if (!id) return id.status();
-  auto state = std::make_shared<detail::SessionState>(client, *id, options, sent + options.ttl);
+  auto state = std::make_shared<detail::SessionState>(client, *id, options,
+                                                      sent + detail::safe_part(options.ttl, detail::drift_margin(options)));
   if (state->wake_fd < 0) {
     (void)client->close_session(*id);
     return Status(ErrorCode::kIoError, "cannot create an eventfd for the session");

@@ -3,6 +3,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace leasehold::client::detail {
 
 Status HeldLock::status() const {
@@ -21,6 +23,11 @@ bool HeldLock::mark_lost(Status why) {
   return true;
 }
 
+Millis drift_margin(const SessionOptions& options) {
+  const double factor = std::clamp(options.drift_factor, 0.0, 1.0);
+  return std::chrono::duration_cast<Millis>(options.ttl * factor) + options.drift_fixed;
+}
+
 SessionState::SessionState(std::shared_ptr<Client> client_in, std::uint64_t id_in,
                            const SessionOptions& options, Clock::time_point first_deadline)
     : client(std::move(client_in)),
@@ -28,6 +35,7 @@ SessionState::SessionState(std::shared_ptr<Client> client_in, std::uint64_t id_i
       ttl(options.ttl),
       interval(options.keepalive_interval.count() > 0 ? options.keepalive_interval
                                                       : std::max(Millis(1), options.ttl / 3)),
+      drift(drift_margin(options)),
       wake_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       on_lost_(options.on_lost),
       on_lock_lost_(options.on_lock_lost),

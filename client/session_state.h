@@ -57,6 +57,7 @@ struct SessionState {
   const std::uint64_t id;
   const Millis ttl;
   const Millis interval;
+  const Millis drift;  // drift_margin(options)
   const int wake_fd;  // eventfd, readable once ended (-1 if it could not be made)
 
   Clock::time_point deadline() const;
@@ -87,6 +88,12 @@ struct SessionState {
   Status end_status_;
   std::map<std::pair<std::string, std::uint64_t>, std::shared_ptr<HeldLock>> held_;
 };
+
+// The drift margin of `options`: drift_factor x ttl + drift_fixed.
+Millis drift_margin(const SessionOptions& options);
+// What of a lease of `lease` (from its send time) is safe to rely on: the
+// lease minus `drift`, never negative.
+inline Millis safe_part(Millis lease, Millis drift) { return lease > drift ? lease - drift : Millis(0); }
 
 // The keepalive thread's body: runs until the state has ended.
 void run_keepalive(const std::shared_ptr<SessionState>& state);

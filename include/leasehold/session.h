@@ -57,6 +57,12 @@ struct SessionOptions {
   Millis ttl{10'000};
   std::string owner;              // shown by SESSION.LIST / LOCK.INFO
   Millis keepalive_interval{0};   // 0: ttl / 3
+  // The clock drift bound (the contract's, docs/client.md): the safe
+  // deadline is the send time of the last acknowledged keepalive plus the
+  // TTL MINUS drift_factor x TTL + drift_fixed, so that it holds while the
+  // server's monotonic clock runs up to about drift_factor faster than ours.
+  double drift_factor = 0.01;
+  Millis drift_fixed{2};
   // Called once when the session is lost, with the reason
   // (kSessionExpired: "expired" / "killed"; kTimedOut: deadline passed).
   std::function<void(const Status&)> on_lost;

@@ -340,5 +340,28 @@ TEST_F(SessionTest, AcquireRetriedAfterADroppedConnectionNeverDoubleAcquires) {
   EXPECT_FALSE(info->has_value() && !(*info)->holders.empty()) << "a second grant appeared";
 }
 
+// The safe deadline keeps the drift bound (1% of the TTL plus 2 ms by
+// default) away from the lease: send time + TTL - drift.
+TEST_F(SessionTest, SafeDeadlineKeepsTheDriftBoundFromTheLease) {
+  CLIENT();
+  const auto before = Clock::now();
+  auto s = open(10'000ms);
+  const auto after = Clock::now();
+  ASSERT_TRUE(s);
+  const auto deadline = s->safe_deadline();
+  EXPECT_GE(deadline, before + 10'000ms - 102ms);
+  EXPECT_LE(deadline, after + 10'000ms - 102ms);
+
+  SessionOptions none;
+  none.drift_factor = 0;
+  none.drift_fixed = 0ms;
+  const auto before2 = Clock::now();
+  auto t = open(10'000ms, none);
+  const auto after2 = Clock::now();
+  ASSERT_TRUE(t);
+  EXPECT_GE(t->safe_deadline(), before2 + 10'000ms);
+  EXPECT_LE(t->safe_deadline(), after2 + 10'000ms);
+}
+
 }  // namespace
 }  // namespace leasehold::client
