@@ -7,7 +7,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import List
+from typing import Any, Dict, List
 
 import pytest
 
@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def make_client(*endpoints: str, **kw: object) -> leasehold.Client:
-    options: dict = {"call_timeout": 10.0, **kw}
+    options: Dict[str, Any] = {"call_timeout": 10.0, **kw}
     return leasehold.Client(list(endpoints), **options)
 
 
@@ -153,7 +153,7 @@ def test_seq_retry_after_a_lost_reply(server: Proc) -> None:
     proxy_port = listener.getsockname()[1]
     cut = threading.Event()
 
-    def pipe(src: socket.socket, dst: socket.socket, watch: bool, state: dict) -> None:
+    def pipe(src: socket.socket, dst: socket.socket, watch: bool, state: Dict[str, bool]) -> None:
         try:
             while True:
                 data = src.recv(65536)

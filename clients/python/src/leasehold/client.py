@@ -24,7 +24,7 @@ import contextlib
 import random
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, ContextManager, Dict, List, Optional, Tuple
 
 import redis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -151,7 +151,7 @@ class Client:
         pause = random.uniform(pause / 2, pause)
         time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
 
-    def _attempt(self, ep: Endpoint, args: tuple, read_deadline: float) -> Any:
+    def _attempt(self, ep: Endpoint, args: Tuple[Any, ...], read_deadline: float) -> Any:
         conn = self._checkout(ep)
         try:
             try:
@@ -205,7 +205,10 @@ class Client:
         deadline = time.monotonic() + (timeout if timeout is not None else self.call_timeout) + wait
         redirects = 0
         attempt = 0
-        with self._slots if reserve else contextlib.nullcontext():
+        slot: ContextManager[Any] = contextlib.nullcontext()
+        if reserve:
+            slot = self._slots
+        with slot:
             while True:
                 with self._mu:
                     ep = self._preferred

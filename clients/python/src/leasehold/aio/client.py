@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from typing import Any, Awaitable, Callable, Dict, List, Optional
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -79,7 +79,7 @@ class Client:
         return aioredis.Connection(host=ep[0], port=ep[1], socket_connect_timeout=self.connect_timeout,
                                    socket_timeout=None, **self._kwargs)
 
-    async def _attempt(self, ep: Endpoint, args: tuple, deadline: float) -> Any:
+    async def _attempt(self, ep: Endpoint, args: Tuple[Any, ...], deadline: float) -> Any:
         conn = self._checkout(ep)
         try:
             try:
