@@ -32,11 +32,12 @@ def cluster(tmp_path: Path) -> Iterator[List[Proc]]:
     nodes = []
     for i in range(2):
         data = tmp_path / f"node{i}"
-        nodes.append(Proc(
-            lambda port, data=data: [binary, "server", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data),
-                                     "--log-level", "warn", "--etcd", f"127.0.0.1:{client_port}",
-                                     "--cluster", "pytest", "--etcd-lease-ttl", "2", "--etcd-timeout-ms", "1000"],
-            tmp_path / f"node{i}.log"))
+        def argv(port: int, data: Path = data) -> List[str]:
+            return [binary, "server", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data), "--log-level", "warn",
+                    "--etcd", f"127.0.0.1:{client_port}", "--cluster", "pytest", "--etcd-lease-ttl", "2",
+                    "--etcd-timeout-ms", "1000"]
+
+        nodes.append(Proc(argv, tmp_path / f"node{i}.log"))
         nodes[-1].start()
     yield nodes
     for n in nodes:
