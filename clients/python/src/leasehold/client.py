@@ -184,16 +184,18 @@ class Client:
         retry: bool = True,
         wait: float = 0.0,
         timeout: Optional[float] = None,
-        resend_if_sent: bool = True,
+        resend_if_sent: bool = False,
         on_reconnect: Optional[Callable[[], None]] = None,
         reserve: bool = True,
     ) -> Any:
         """Sends one command and returns its (RESP2, undecoded) reply.
 
         ``wait``: extra seconds the server may take (a blocking acquire).
-        ``retry``: re-send after a connection failure within the deadline.
-        ``resend_if_sent``: False for requests that must not run twice
-        (SESSION.OPEN): only a request that was never sent is retried.
+        ``retry``: try again after a connection failure within the deadline.
+        ``resend_if_sent``: True only for requests that are harmless to run
+        twice (reads, keepalives, SEQ-tagged LOCK.ACQUIRE / LOCK.RELEASE);
+        otherwise (the default) only a request that was never sent is
+        retried, and a lost reply raises ``Unreachable``.
         ``on_reconnect`` is called before each re-send. ``reserve=False``
         skips the ``max_connections`` limit (the keepalive thread uses it
         so that blocking acquires can never starve it).
@@ -240,11 +242,11 @@ class Client:
     # -- typed commands (docs/protocol.md) ---------------------------------
 
     def ping(self) -> None:
-        self.call("PING")
+        self.call("PING", resend_if_sent=True)
 
     def info(self, section: str = "") -> Dict[str, str]:
         """INFO as a dict of field -> value (section headers dropped)."""
-        raw = _replies.text(self.call("INFO", section) if section else self.call("INFO"))
+        raw = _replies.text(self.call("INFO", section, resend_if_sent=True) if section else self.call("INFO", resend_if_sent=True))
         out: Dict[str, str] = {}
         for line in raw.splitlines():
             if line and not line.startswith("#") and ":" in line:
@@ -256,24 +258,24 @@ class Client:
         args: List[Any] = ["SESSION.OPEN", ttl_ms]
         if owner:
             args += ["OWNER", owner]
-        return _replies.as_int(self.call(*args, resend_if_sent=False))
+        return _replies.as_int(self.call(*args))
 
     def keepalive(self, session: int, timeout: Optional[float] = None, reserve: bool = True) -> int:
         """The TTL now granted, in ms. ``SessionExpired`` when gone."""
-        return _replies.as_int(self.call("SESSION.KEEPALIVE", session, timeout=timeout, reserve=reserve))
+        return _replies.as_int(self.call("SESSION.KEEPALIVE", session, timeout=timeout, reserve=reserve, resend_if_sent=True))
 
     def close_session(self, session: int, timeout: Optional[float] = None) -> None:
-        self.call("SESSION.CLOSE", session, timeout=timeout)
+        self.call("SESSION.CLOSE", session, timeout=timeout, resend_if_sent=True)
 
     def kill_session(self, session: int) -> None:
         self.call("SESSION.KILL", session)
 
     def lock_info(self, name: str, timeout: Optional[float] = None, reserve: bool = True) -> Optional[LockInfo]:
-        return _replies.lock_info(self.call("LOCK.INFO", name, timeout=timeout, reserve=reserve))
+        return _replies.lock_info(self.call("LOCK.INFO", name, timeout=timeout, reserve=reserve, resend_if_sent=True))
 
     def list_locks(self, prefix: str = "", count: int = 1000) -> List[LockInfo]:
         args: List[Any] = ["LOCK.LIST"] + ([prefix] if prefix else []) + ["COUNT", count]
-        reply = self.call(*args)
+        reply = self.call(*args, resend_if_sent=True)
         return [info for info in (_replies.lock_info(x) for x in reply) if info is not None]
 
     def revoke(self, name: str) -> None:
@@ -288,7 +290,7 @@ class Client:
         return _replies.as_int(self.call("FENCE.PUT", key, value, lock, token))
 
     def fenced_get(self, key: str) -> Optional[FencedValue]:
-        return _replies.fenced_value(self.call("FENCE.GET", key))
+        return _replies.fenced_value(self.call("FENCE.GET", key, resend_if_sent=True))
 
 
 __all__ = ["Client", "LeaseholdError", "TimedOut"]

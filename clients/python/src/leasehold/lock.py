@@ -157,7 +157,7 @@ class Lock:
                 seq=session.next_seq(),
             )
             extra = 0.0 if wait_ms is None else (end - time.monotonic() if end != float("inf") else float("inf"))
-            reply = client.call(*args, wait=max(0.0, extra), on_reconnect=on_reconnect)
+            reply = client.call(*args, wait=max(0.0, extra), on_reconnect=on_reconnect, resend_if_sent=True)
             if reply is not None:
                 break
             if resent and time.monotonic() < end:
@@ -190,7 +190,8 @@ class Lock:
         if not was_lost and not self.session.lost:
             try:
                 self.session.client.call(
-                    "LOCK.RELEASE", self.name, self.session.id, self.token, "SEQ", self.session.next_seq()
+                    "LOCK.RELEASE", self.name, self.session.id, self.token, "SEQ", self.session.next_seq(),
+                    resend_if_sent=True,
                 )
                 ok = True
             except (NotHolder, StaleToken, SessionExpired) as e:

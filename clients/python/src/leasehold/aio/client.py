@@ -103,7 +103,7 @@ class Client:
         retry: bool = True,
         wait: float = 0.0,
         timeout: Optional[float] = None,
-        resend_if_sent: bool = True,
+        resend_if_sent: bool = False,
         on_reconnect: Optional[Callable[[], Awaitable[None]]] = None,
     ) -> Any:
         """As ``leasehold.Client.call``."""
@@ -142,20 +142,20 @@ class Client:
                     await on_reconnect()
 
     async def ping(self) -> None:
-        await self.call("PING")
+        await self.call("PING", resend_if_sent=True)
 
     async def open_session(self, ttl_ms: int, owner: str = "") -> int:
         args: List[Any] = ["SESSION.OPEN", ttl_ms] + (["OWNER", owner] if owner else [])
-        return _replies.as_int(await self.call(*args, resend_if_sent=False))
+        return _replies.as_int(await self.call(*args))
 
     async def keepalive(self, session: int, timeout: Optional[float] = None) -> int:
-        return _replies.as_int(await self.call("SESSION.KEEPALIVE", session, timeout=timeout))
+        return _replies.as_int(await self.call("SESSION.KEEPALIVE", session, timeout=timeout, resend_if_sent=True))
 
     async def close_session(self, session: int, timeout: Optional[float] = None) -> None:
-        await self.call("SESSION.CLOSE", session, timeout=timeout)
+        await self.call("SESSION.CLOSE", session, timeout=timeout, resend_if_sent=True)
 
     async def lock_info(self, name: str, timeout: Optional[float] = None) -> Optional[LockInfo]:
-        return _replies.lock_info(await self.call("LOCK.INFO", name, timeout=timeout))
+        return _replies.lock_info(await self.call("LOCK.INFO", name, timeout=timeout, resend_if_sent=True))
 
     async def revoke(self, name: str) -> None:
         await self.call("LOCK.REVOKE", name)
@@ -164,4 +164,4 @@ class Client:
         return _replies.as_int(await self.call("FENCE.PUT", key, value, lock, token))
 
     async def fenced_get(self, key: str) -> Optional[FencedValue]:
-        return _replies.fenced_value(await self.call("FENCE.GET", key))
+        return _replies.fenced_value(await self.call("FENCE.GET", key, resend_if_sent=True))

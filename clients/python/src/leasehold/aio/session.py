@@ -208,7 +208,7 @@ class Lock:
             args = _replies.acquire_args(self.name, s.id, shared=self.shared, limit=self.limit, wait_ms=wait_ms,
                                          delay_ms=0, seq=s.next_seq())
             extra = 0.0 if wait_ms is None else max(0.0, end - time.monotonic())
-            reply = await s.client.call(*args, wait=extra, on_reconnect=on_reconnect)
+            reply = await s.client.call(*args, wait=extra, on_reconnect=on_reconnect, resend_if_sent=True)
             if reply is not None:
                 break
             if resent and time.monotonic() < end:
@@ -232,7 +232,7 @@ class Lock:
         if self._reason is None and not self.session.lost:
             try:
                 await self.session.client.call("LOCK.RELEASE", self.name, self.session.id, self.token, "SEQ",
-                                               self.session.next_seq())
+                                               self.session.next_seq(), resend_if_sent=True)
                 ok = True
             except (NotHolder, StaleToken, SessionExpired) as e:
                 self._mark_lost(e)
