@@ -58,10 +58,12 @@ def test_context_manager_and_not_owned_release(r: "redis.Redis[bytes]") -> None:
         lock.release()
     late = r.lock("short", timeout=0.3)
     assert late.acquire()
+    assert late.extend(5), "owned: extend works"
     with pytest.raises(LockNotOwnedError):
-        late.extend(1)  # still owned: extend works...
-        late.do_release(b"someone-else")  # ...but a wrong token never deletes
+        late.do_release(b"someone-else")  # a wrong token never deletes
     assert r.get("short") is not None
+    late.release()
+    assert r.get("short") is None
 
 
 def test_blocking_acquire_waits_for_release(r: "redis.Redis[bytes]") -> None:
