@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "demo/event_sink.h"
 #include "demo/timeline.h"
 #include "leasehold/client.h"
 #include "leasehold/lock_guard.h"
@@ -17,32 +18,6 @@ namespace {
 
 using client::Millis;
 
-class EventSink {
- public:
-  EventSink(int fd, std::int64_t start_ns) : fd_(fd), start_(from_steady_ns(start_ns)) {}
-
-  void emit(EventKind kind, std::string text, std::uint64_t token = 0, std::uint64_t value = 0) {
-    Event e;
-    e.at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - start_)
-                  .count();
-    e.kind = kind;
-    e.token = token;
-    e.value = value;
-    e.text = std::move(text);
-    const std::string line = encode_event(e);
-    std::size_t done = 0;
-    while (done < line.size()) {
-      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;  // the demo is gone; nothing to tell
-      done += static_cast<std::size_t>(n);
-    }
-  }
-
- private:
-  const int fd_;
-  const SteadyClock::time_point start_;
-};
 
 // Waits (bounded) until the client library has noticed the loss, so the
 // timeline can say how the worker learned it.

@@ -12,6 +12,7 @@ packages=(
   redis-server redis-tools
   zookeeper libzookeeper-mt-dev
   etcd-server etcd-client
+  python3 python3-redis python3-pytest python3-setuptools python3-pip python3-venv python3-mypy
 )
 
 missing=()

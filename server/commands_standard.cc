@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "server/config_get.h"
 #include "server/connection.h"
 #include "server/handler_util.h"
 
@@ -175,15 +176,6 @@ void client(CommandContext& ctx) {
   }
 }
 
-void config(CommandContext& ctx) {
-  if (iequals(ctx.args[1], "GET") && ctx.args.size() >= 3) {
-    ctx.reply.write([](resp::Writer& w) { w.map_header(0); });
-  } else {
-    ctx.reply.error_text(fmt::format("ERR unknown subcommand or wrong number of arguments for 'config|{}'",
-                                     ctx.args[1].substr(0, 32)));
-  }
-}
-
 void role(CommandContext& ctx) {
   const node::Role r = ctx.server.node().role();
   std::string primary = ctx.server.node().primary_address();
@@ -210,8 +202,9 @@ void add_standard_commands(std::vector<CommandSpec>& out) {
                  "[COUNT | DOCS [name ...] | INFO [name ...] | LIST]", &command});
   out.push_back({"CLIENT", -2, kConnection | kFast, "connection", "Client name and id",
                  "SETNAME name | GETNAME | ID", &client});
-  out.push_back({"CONFIG", -2, kConnection | kAdmin, "server", "CONFIG GET answers an empty map (for tools)",
-                 "GET parameter", &config});
+  out.push_back({"CONFIG", -2, kConnection | kAdmin, "server",
+                 "CONFIG GET: the Redis parameters tools ask for (server/config_get.h)", "GET pattern [pattern ...]",
+                 &config_command});
   out.push_back({"ROLE", 1, kConnection | kFast, "server", "primary/standby and the primary's address", "", &role});
 }
 

@@ -1,0 +1,167 @@
+"""asyncio ``Client`` on ``redis.asyncio``: the same contract as ``leasehold.Client``.
+
+Redirects, failover to the next endpoint, jittered backoff and SEQ-safe
+retries work as in the sync client (see its module doc); every wait is
+bounded with ``asyncio.wait_for`` (a connection whose reply timed out is
+dropped, never reused). Safe to share between tasks of one event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
+
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from .. import _replies
+from .._endpoints import Endpoint, EndpointsArg, endpoint_text, parse_endpoint, parse_endpoints
+from .._replies import FencedValue, LockInfo
+from ..errors import InvalidArgument, Redirect, Unreachable, from_reply_text
+
+_TRANSPORT_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError, asyncio.TimeoutError)
+
+
+class _NotSent(Exception):
+    pass
+
+
+class Client:
+    def __init__(
+        self,
+        endpoints: EndpointsArg = "127.0.0.1:7379",
+        *,
+        connect_timeout: float = 1.0,
+        call_timeout: float = 5.0,
+        backoff_initial: float = 0.025,
+        backoff_max: float = 1.0,
+        max_redirects: int = 4,
+        max_connections: int = 8,
+        **connection_kwargs: Any,
+    ) -> None:
+        self._endpoints: List[Endpoint] = parse_endpoints(endpoints)
+        if connect_timeout <= 0 or call_timeout <= 0 or backoff_initial <= 0 or backoff_max < backoff_initial:
+            raise InvalidArgument("timeouts and backoff must be positive (backoff_initial <= backoff_max)")
+        self.connect_timeout = connect_timeout
+        self.call_timeout = call_timeout
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.max_redirects = max_redirects
+        self._kwargs = connection_kwargs
+        self._preferred: Endpoint = self._endpoints[0]
+        self._current = ""
+        self._idle: Dict[Endpoint, List[aioredis.Connection]] = {}
+        self._slots = asyncio.Semaphore(max_connections)
+
+    def current_endpoint(self) -> str:
+        return self._current
+
+    async def close(self) -> None:
+        idle, self._idle = self._idle, {}
+        for conns in idle.values():
+            for c in conns:
+                await c.disconnect()
+
+    async def __aenter__(self) -> "Client":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _checkout(self, ep: Endpoint) -> aioredis.Connection:
+        conns = self._idle.get(ep)
+        if conns:
+            return conns.pop()
+        return aioredis.Connection(host=ep[0], port=ep[1], socket_connect_timeout=self.connect_timeout,
+                                   socket_timeout=None, **self._kwargs)
+
+    async def _attempt(self, ep: Endpoint, args: Tuple[Any, ...], deadline: float) -> Any:
+        conn = self._checkout(ep)
+        try:
+            try:
+                await asyncio.wait_for(conn.send_command(*args), max(0.001, deadline - time.monotonic()))
+            except _TRANSPORT_ERRORS as e:
+                raise _NotSent(str(e)) from e
+            reply = await asyncio.wait_for(conn.read_response(), max(0.001, deadline - time.monotonic()))
+        except ResponseError:
+            self._idle.setdefault(ep, []).append(conn)
+            raise
+        except BaseException:
+            await conn.disconnect()
+            raise
+        self._idle.setdefault(ep, []).append(conn)
+        self._current = endpoint_text(ep)
+        return reply
+
+    async def call(
+        self,
+        *args: Any,
+        retry: bool = True,
+        wait: float = 0.0,
+        timeout: Optional[float] = None,
+        resend_if_sent: bool = False,
+        on_reconnect: Optional[Callable[[], Awaitable[None]]] = None,
+    ) -> Any:
+        """As ``leasehold.Client.call``."""
+        deadline = time.monotonic() + (timeout if timeout is not None else self.call_timeout) + wait
+        redirects = attempt = 0
+        async with self._slots:
+            while True:
+                ep = self._preferred
+                try:
+                    return await self._attempt(ep, args, deadline)
+                except ResponseError as e:
+                    err = from_reply_text(str(e))
+                    if isinstance(err, Redirect) and redirects < self.max_redirects:
+                        redirects += 1
+                        target = parse_endpoint(err.message)
+                        if target not in self._endpoints:
+                            self._endpoints.append(target)
+                        self._preferred = target
+                        continue
+                    raise err from None
+                except _NotSent as e:
+                    last: Exception = e
+                    sent = False
+                except _TRANSPORT_ERRORS as e:
+                    last = e
+                    sent = True
+                if self._preferred == ep:
+                    i = self._endpoints.index(ep) if ep in self._endpoints else -1
+                    self._preferred = self._endpoints[(i + 1) % len(self._endpoints)]
+                if not retry or (sent and not resend_if_sent) or time.monotonic() >= deadline:
+                    raise Unreachable(f"{endpoint_text(ep)}: {last!r}")
+                pause = min(self.backoff_max, self.backoff_initial * (2 ** min(attempt, 16)))
+                await asyncio.sleep(max(0.0, min(random.uniform(pause / 2, pause), deadline - time.monotonic())))
+                attempt += 1
+                if on_reconnect is not None:
+                    await on_reconnect()
+
+    async def ping(self) -> None:
+        await self.call("PING", resend_if_sent=True)
+
+    async def open_session(self, ttl_ms: int, owner: str = "") -> int:
+        args: List[Any] = ["SESSION.OPEN", ttl_ms] + (["OWNER", owner] if owner else [])
+        return _replies.as_int(await self.call(*args))
+
+    async def keepalive(self, session: int, timeout: Optional[float] = None) -> int:
+        return _replies.as_int(await self.call("SESSION.KEEPALIVE", session, timeout=timeout, resend_if_sent=True))
+
+    async def close_session(self, session: int, timeout: Optional[float] = None) -> None:
+        await self.call("SESSION.CLOSE", session, timeout=timeout, resend_if_sent=True)
+
+    async def lock_info(self, name: str, timeout: Optional[float] = None) -> Optional[LockInfo]:
+        return _replies.lock_info(await self.call("LOCK.INFO", name, timeout=timeout, resend_if_sent=True))
+
+    async def revoke(self, name: str) -> None:
+        await self.call("LOCK.REVOKE", name)
+
+    async def fenced_put(self, key: str, value: Any, lock: str, token: int) -> int:
+        return _replies.as_int(await self.call("FENCE.PUT", key, value, lock, token))
+
+    async def fenced_get(self, key: str) -> Optional[FencedValue]:
+        return _replies.fenced_value(await self.call("FENCE.GET", key, resend_if_sent=True))

@@ -1,0 +1,250 @@
+"""asyncio ``Session`` and ``Lock``: the contract of ``leasehold.Session`` /
+``leasehold.Lock`` (safe deadline from keepalive send times minus the drift
+bound, loss signalled once by callback, ``lost_event`` (an ``asyncio.Event``)
+and ``lost``; SEQ re-sends; ``check()``), with the keepalive as a task.
+
+    session = await Session.open(client, ttl=10.0)
+    async with session.lock("name", wait=5.0) as lock:
+        lock.check()
+        await lock.fenced_put("key", "value")
+    await session.close()
+
+Use from one event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from typing import Any, Callable, Optional, Set
+
+from .. import _replies
+from ..errors import (
+    InvalidArgument,
+    LeaseholdError,
+    LockLost,
+    NotHolder,
+    SessionExpired,
+    StaleToken,
+    TimedOut,
+    WouldBlock,
+)
+from ..session import default_drift_bound
+from .client import Client
+
+
+class Session:
+    def __init__(self, client: Client, ttl: float, drift_bound: float, interval: float,
+                 on_lost: Optional[Callable[[LeaseholdError], None]]) -> None:
+        """Use ``await Session.open(...)``."""
+        self.client = client
+        self.ttl = ttl
+        self.drift_bound = drift_bound
+        self.keepalive_interval = interval
+        self.id = 0
+        self.lost_event = asyncio.Event()
+        self._on_lost = on_lost
+        self._deadline = 0.0
+        self._reason: Optional[LeaseholdError] = None
+        self._seq = itertools.count(1)
+        self._locks: Set["Lock"] = set()
+        self._task: Optional["asyncio.Task[None]"] = None
+        self._closed = False
+
+    @classmethod
+    async def open(cls, client: Client, ttl: float = 10.0, *, owner: str = "",
+                   keepalive_interval: Optional[float] = None, drift_bound: Optional[float] = None,
+                   on_lost: Optional[Callable[[LeaseholdError], None]] = None) -> "Session":
+        if ttl <= 0:
+            raise InvalidArgument("ttl must be positive")
+        drift = default_drift_bound(ttl) if drift_bound is None else drift_bound
+        s = cls(client, ttl, drift, keepalive_interval or ttl / 3, on_lost)
+        sent = time.monotonic()
+        s.id = await client.open_session(int(round(ttl * 1000)), owner)
+        s._deadline = sent + ttl - drift
+        s._task = asyncio.get_running_loop().create_task(s._run())
+        return s
+
+    def safe_deadline(self) -> float:
+        return self._deadline
+
+    @property
+    def lost(self) -> bool:
+        return self._reason is not None or time.monotonic() >= self._deadline
+
+    @property
+    def reason(self) -> Optional[LeaseholdError]:
+        if self._reason is None and time.monotonic() >= self._deadline:
+            return TimedOut("the session's safe deadline has passed")
+        return self._reason
+
+    def next_seq(self) -> int:
+        return next(self._seq)
+
+    def lock(self, name: str, wait: Optional[float] = None, *, shared: bool = False,
+             limit: Optional[int] = None) -> "Lock":
+        return Lock(self, name, wait, shared=shared, limit=limit)
+
+    def _lose(self, error: LeaseholdError, closing: bool = False) -> None:
+        if self._reason is not None:
+            return
+        self._reason = error
+        self.lost_event.set()
+        for lock in list(self._locks):
+            lock._mark_lost(error)
+        self._locks.clear()
+        if not closing and self._on_lost is not None:
+            self._on_lost(error)
+
+    async def _run(self) -> None:
+        next_at = time.monotonic() + self.keepalive_interval
+        while True:
+            now = time.monotonic()
+            if now >= self._deadline:
+                self._lose(TimedOut("no keepalive acknowledged before the safe deadline"))
+                return
+            await asyncio.sleep(max(0.0, min(next_at, self._deadline) - now))
+            sent = time.monotonic()
+            if sent >= self._deadline:
+                continue
+            try:
+                granted = await self.client.keepalive(self.id, timeout=self._deadline - sent)
+            except SessionExpired as e:
+                self._lose(e)
+                return
+            except LeaseholdError:
+                next_at = time.monotonic() + min(0.05, self.keepalive_interval)
+                continue
+            self._deadline = max(self._deadline, sent + granted / 1000.0 - self.drift_bound)
+            next_at = sent + self.keepalive_interval
+            for lock in list(self._locks):
+                try:
+                    info = await self.client.lock_info(lock.name, timeout=self.keepalive_interval)
+                except LeaseholdError:
+                    break
+                if info is None or not any(h.session == self.id and h.token == lock.token for h in info.holders):
+                    self._locks.discard(lock)
+                    lock._mark_lost(NotHolder(f"lock '{lock.name}' is no longer held"))
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+        never_ended = self._reason is None
+        past = time.monotonic() >= self._deadline
+        self._lose(SessionExpired("closed"), closing=True)
+        if never_ended:
+            try:
+                await self.client.close_session(self.id, timeout=0.5 if past else self.client.call_timeout)
+            except LeaseholdError:
+                pass
+
+    async def __aenter__(self) -> "Session":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class Lock:
+    def __init__(self, session: Session, name: str, wait: Optional[float], *, shared: bool = False,
+                 limit: Optional[int] = None) -> None:
+        self.session = session
+        self.name = name
+        self.wait = wait
+        self.shared = shared
+        self.limit = limit
+        self.token = 0
+        self.held = False
+        self.lost_event = asyncio.Event()
+        self._reason: Optional[LeaseholdError] = None
+
+    @property
+    def lost(self) -> bool:
+        return self._reason is not None or (self.held and self.session.lost)
+
+    @property
+    def valid(self) -> bool:
+        return self.held and not self.lost
+
+    def check(self) -> None:
+        """Raises ``LockLost`` unless held, not lost and before the safe deadline."""
+        if not self.valid:
+            raise LockLost(f"lock '{self.name}' token {self.token}: {self._reason or self.session.reason or 'not held'}")
+
+    def _mark_lost(self, error: LeaseholdError) -> None:
+        if self.held and self._reason is None:
+            self._reason = error
+            self.lost_event.set()
+
+    async def acquire(self) -> int:
+        s = self.session
+        if self.wait is None:
+            wait_ms: Optional[int] = 0
+            end = float("inf")
+        elif self.wait == 0:
+            wait_ms, end = None, time.monotonic()
+        else:
+            end = time.monotonic() + self.wait
+            wait_ms = max(1, int(self.wait * 1000))
+        while True:
+            resent = False
+
+            async def on_reconnect() -> None:
+                nonlocal resent
+                resent = True
+                if s.lost:
+                    raise SessionExpired(f"session lost while acquiring '{self.name}'")
+
+            if wait_ms and end != float("inf"):
+                wait_ms = max(1, int((end - time.monotonic()) * 1000))
+            args = _replies.acquire_args(self.name, s.id, shared=self.shared, limit=self.limit, wait_ms=wait_ms,
+                                         delay_ms=0, seq=s.next_seq())
+            extra = 0.0 if wait_ms is None else max(0.0, end - time.monotonic())
+            reply = await s.client.call(*args, wait=extra, on_reconnect=on_reconnect, resend_if_sent=True)
+            if reply is not None:
+                break
+            if resent and time.monotonic() < end:
+                continue
+            if wait_ms is None:
+                raise WouldBlock(f"lock '{self.name}' is held by others")
+            raise TimedOut(f"lock '{self.name}' not granted within {self.wait}s")
+        self.token = _replies.as_int(reply)
+        self.held = True
+        self._reason = None
+        s._locks.add(self)
+        if s._reason is not None:
+            self._mark_lost(s._reason)
+        return self.token
+
+    async def release(self) -> bool:
+        if not self.held:
+            return False
+        self.session._locks.discard(self)
+        ok = False
+        if self._reason is None and not self.session.lost:
+            try:
+                await self.session.client.call("LOCK.RELEASE", self.name, self.session.id, self.token, "SEQ",
+                                               self.session.next_seq(), resend_if_sent=True)
+                ok = True
+            except (NotHolder, StaleToken, SessionExpired) as e:
+                self._mark_lost(e)
+        self.held = False
+        return ok
+
+    async def fenced_put(self, key: str, value: Any) -> int:
+        return await self.session.client.fenced_put(key, value, self.name, self.token)
+
+    async def __aenter__(self) -> "Lock":
+        await self.acquire()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.release()

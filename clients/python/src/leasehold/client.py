@@ -1,0 +1,296 @@
+"""``Client``: connections to a leasehold server or cluster, and the typed commands.
+
+Like the C++ ``leasehold::client::Client`` (docs/client.md): endpoints are
+tried in order starting with the one that worked last; ``-REDIRECT host:port``
+makes the client prefer that address (at most ``max_redirects`` hops per
+call); a failed connection moves on to the next endpoint after a jittered
+exponential backoff, within the call's deadline, when repeating the request
+is harmless (reads, keepalives, the SEQ-tagged LOCK.ACQUIRE/LOCK.RELEASE).
+``SESSION.OPEN`` is re-sent only when it was never sent.
+
+The client speaks RESP2 through redis-py's ``redis.Connection`` (redis-py 4.3
+has no RESP3), so it gets no server pushes; sessions poll instead (see
+``Session``). ``username``/``password``/``ssl`` are passed to redis-py as
+they are, for servers that ask for them.
+
+Thread-safety: a Client may be shared by any number of threads; each call
+takes a pooled connection of its own (at most ``max_connections`` at once;
+further callers wait), so a blocking acquire does not stall other threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import threading
+import time
+from typing import Any, Callable, ContextManager, Dict, List, Optional, Tuple
+
+import redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from . import _replies
+from ._endpoints import Endpoint, EndpointsArg, endpoint_text, parse_endpoint, parse_endpoints
+from ._replies import FencedValue, LockInfo
+from .errors import InvalidArgument, LeaseholdError, Redirect, TimedOut, Unreachable, from_reply_text
+
+_TRANSPORT_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
+
+
+class _NotSent(Exception):
+    """The request never left this process (safe to send anywhere)."""
+
+
+class Client:
+    def __init__(
+        self,
+        endpoints: EndpointsArg = "127.0.0.1:7379",
+        *,
+        connect_timeout: float = 1.0,
+        call_timeout: float = 5.0,
+        backoff_initial: float = 0.025,
+        backoff_max: float = 1.0,
+        max_redirects: int = 4,
+        max_connections: int = 8,
+        name: Optional[str] = None,
+        username: Optional[str] = None,
+        password: Optional[str] = None,
+        ssl: bool = False,
+        **connection_kwargs: Any,
+    ) -> None:
+        """Validates the options; does no I/O. ``InvalidArgument`` on bad ones."""
+        self._endpoints: List[Endpoint] = parse_endpoints(endpoints)
+        if connect_timeout <= 0 or call_timeout <= 0:
+            raise InvalidArgument("timeouts must be positive")
+        if backoff_initial <= 0 or backoff_max < backoff_initial:
+            raise InvalidArgument("need 0 < backoff_initial <= backoff_max")
+        if max_redirects < 0 or max_connections < 1:
+            raise InvalidArgument("max_redirects >= 0 and max_connections >= 1")
+        self.connect_timeout = connect_timeout
+        self.call_timeout = call_timeout
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.max_redirects = max_redirects
+        self.max_connections = max_connections
+        self._conn_kwargs: Dict[str, Any] = dict(connection_kwargs)
+        if name:
+            self._conn_kwargs["client_name"] = name
+        if username is not None:
+            self._conn_kwargs["username"] = username
+        if password is not None:
+            self._conn_kwargs["password"] = password
+        self._conn_class: Any = redis.SSLConnection if ssl else redis.Connection
+        self._mu = threading.Lock()
+        self._preferred: Endpoint = self._endpoints[0]
+        self._current: str = ""
+        self._idle: Dict[Endpoint, List[redis.Connection]] = {}
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._closed = False
+
+    # -- connection plumbing -------------------------------------------------
+
+    @property
+    def endpoints(self) -> List[Endpoint]:
+        with self._mu:
+            return list(self._endpoints)
+
+    def current_endpoint(self) -> str:
+        """``host:port`` of the last successful call ("" before any)."""
+        with self._mu:
+            return self._current
+
+    def close(self) -> None:
+        """Closes the pooled connections. Calls after close() reconnect."""
+        with self._mu:
+            idle, self._idle = self._idle, {}
+        for conns in idle.values():
+            for c in conns:
+                c.disconnect()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _checkout(self, ep: Endpoint) -> redis.Connection:
+        with self._mu:
+            conns = self._idle.get(ep)
+            if conns:
+                return conns.pop()
+        host, port = ep
+        return self._conn_class(
+            host=host,
+            port=port,
+            socket_timeout=self.call_timeout,
+            socket_connect_timeout=self.connect_timeout,
+            **self._conn_kwargs,
+        )
+
+    def _checkin(self, ep: Endpoint, conn: redis.Connection) -> None:
+        with self._mu:
+            self._idle.setdefault(ep, []).append(conn)
+
+    def _prefer(self, ep: Endpoint) -> None:
+        with self._mu:
+            if ep not in self._endpoints:
+                self._endpoints.append(ep)
+            self._preferred = ep
+
+    def _next_endpoint(self, failed: Endpoint) -> None:
+        with self._mu:
+            if self._preferred != failed:
+                return
+            i = self._endpoints.index(failed) if failed in self._endpoints else -1
+            self._preferred = self._endpoints[(i + 1) % len(self._endpoints)]
+
+    def _backoff(self, attempt: int, deadline: float) -> None:
+        pause = min(self.backoff_max, self.backoff_initial * (2 ** min(attempt, 16)))
+        pause = random.uniform(pause / 2, pause)
+        time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
+
+    def _attempt(self, ep: Endpoint, args: Tuple[Any, ...], read_deadline: float) -> Any:
+        conn = self._checkout(ep)
+        try:
+            try:
+                conn.send_command(*args)
+            except _TRANSPORT_ERRORS as e:
+                raise _NotSent(str(e)) from e
+            # Wait for the reply no longer than the call's deadline (which may
+            # be far beyond the socket timeout for a blocking acquire).
+            while True:
+                remaining = read_deadline - time.monotonic()
+                if remaining <= 0:
+                    raise RedisTimeoutError("no reply before the call's deadline")
+                if conn.can_read(timeout=min(1.0, remaining)):
+                    break
+            reply = conn.read_response()
+        except ResponseError:
+            self._checkin(ep, conn)  # an error reply: the connection is fine
+            raise
+        except BaseException:
+            conn.disconnect()
+            raise
+        self._checkin(ep, conn)
+        with self._mu:
+            self._current = endpoint_text(ep)
+        return reply
+
+    def call(
+        self,
+        *args: Any,
+        retry: bool = True,
+        wait: float = 0.0,
+        timeout: Optional[float] = None,
+        resend_if_sent: bool = False,
+        on_reconnect: Optional[Callable[[], None]] = None,
+        reserve: bool = True,
+    ) -> Any:
+        """Sends one command and returns its (RESP2, undecoded) reply.
+
+        ``wait``: extra seconds the server may take (a blocking acquire).
+        ``retry``: try again after a connection failure within the deadline.
+        ``resend_if_sent``: True only for requests that are harmless to run
+        twice (reads, keepalives, SEQ-tagged LOCK.ACQUIRE / LOCK.RELEASE);
+        otherwise (the default) only a request that was never sent is
+        retried, and a lost reply raises ``Unreachable``.
+        ``on_reconnect`` is called before each re-send. ``reserve=False``
+        skips the ``max_connections`` limit (the keepalive thread uses it
+        so that blocking acquires can never starve it).
+        Raises the mapped ``LeaseholdError`` for an error reply,
+        ``Unreachable`` when no endpoint answered in time.
+        """
+        if self._closed:
+            raise Unreachable("client closed")
+        deadline = time.monotonic() + (timeout if timeout is not None else self.call_timeout) + wait
+        redirects = 0
+        attempt = 0
+        slot: ContextManager[Any] = contextlib.nullcontext()
+        if reserve:
+            slot = self._slots
+        with slot:
+            while True:
+                with self._mu:
+                    ep = self._preferred
+                try:
+                    return self._attempt(ep, args, deadline)
+                except ResponseError as e:
+                    err = from_reply_text(str(e))
+                    if isinstance(err, Redirect) and redirects < self.max_redirects:
+                        redirects += 1
+                        self._prefer(parse_endpoint(err.message))
+                        continue
+                    raise err from None
+                except _NotSent as e:
+                    last: Exception = e
+                    sent = False
+                except _TRANSPORT_ERRORS as e:
+                    last = e
+                    sent = True
+                self._next_endpoint(ep)
+                if not retry or (sent and not resend_if_sent):
+                    raise Unreachable(f"{endpoint_text(ep)}: {last}")
+                if time.monotonic() >= deadline:
+                    raise Unreachable(f"no endpoint answered in time (last {endpoint_text(ep)}: {last})")
+                self._backoff(attempt, deadline)
+                attempt += 1
+                if on_reconnect is not None:
+                    on_reconnect()
+
+    # -- typed commands (docs/protocol.md) ---------------------------------
+
+    def ping(self) -> None:
+        self.call("PING", resend_if_sent=True)
+
+    def info(self, section: str = "") -> Dict[str, str]:
+        """INFO as a dict of field -> value (section headers dropped)."""
+        raw = _replies.text(self.call("INFO", section, resend_if_sent=True) if section else self.call("INFO", resend_if_sent=True))
+        out: Dict[str, str] = {}
+        for line in raw.splitlines():
+            if line and not line.startswith("#") and ":" in line:
+                k, _, v = line.partition(":")
+                out[k] = v
+        return out
+
+    def open_session(self, ttl_ms: int, owner: str = "") -> int:
+        args: List[Any] = ["SESSION.OPEN", ttl_ms]
+        if owner:
+            args += ["OWNER", owner]
+        return _replies.as_int(self.call(*args))
+
+    def keepalive(self, session: int, timeout: Optional[float] = None, reserve: bool = True) -> int:
+        """The TTL now granted, in ms. ``SessionExpired`` when gone."""
+        return _replies.as_int(self.call("SESSION.KEEPALIVE", session, timeout=timeout, reserve=reserve, resend_if_sent=True))
+
+    def close_session(self, session: int, timeout: Optional[float] = None) -> None:
+        self.call("SESSION.CLOSE", session, timeout=timeout, resend_if_sent=True)
+
+    def kill_session(self, session: int) -> None:
+        self.call("SESSION.KILL", session)
+
+    def lock_info(self, name: str, timeout: Optional[float] = None, reserve: bool = True) -> Optional[LockInfo]:
+        return _replies.lock_info(self.call("LOCK.INFO", name, timeout=timeout, reserve=reserve, resend_if_sent=True))
+
+    def list_locks(self, prefix: str = "", count: int = 1000) -> List[LockInfo]:
+        args: List[Any] = ["LOCK.LIST"] + ([prefix] if prefix else []) + ["COUNT", count]
+        reply = self.call(*args, resend_if_sent=True)
+        return [info for info in (_replies.lock_info(x) for x in reply) if info is not None]
+
+    def revoke(self, name: str) -> None:
+        self.call("LOCK.REVOKE", name)
+
+    def cancel_wait(self, name: str, session: int) -> None:
+        self.call("LOCK.CANCEL", name, session)
+
+    def fenced_put(self, key: str, value: Any, lock: str, token: int) -> int:
+        """FENCE.PUT: writes ``value`` if ``token`` is a current holder's token
+        of ``lock``; returns the token. ``StaleToken`` otherwise."""
+        return _replies.as_int(self.call("FENCE.PUT", key, value, lock, token))
+
+    def fenced_get(self, key: str) -> Optional[FencedValue]:
+        return _replies.fenced_value(self.call("FENCE.GET", key, resend_if_sent=True))
+
+
+__all__ = ["Client", "LeaseholdError", "TimedOut"]

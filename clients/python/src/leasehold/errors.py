@@ -1,0 +1,123 @@
+"""Errors of the leasehold client: one exception class per server error code.
+
+The server's error prefixes (docs/protocol.md) map one-to-one to these
+classes, like the C++ client's ``leasehold::ErrorCode``. Every class derives
+from :class:`LeaseholdError`, whose ``code`` is the wire prefix.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Type
+
+
+class LeaseholdError(Exception):
+    """Base class. ``code`` is the server's error prefix (``"ERR"``, ...)."""
+
+    code: str = "INTERNAL"
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.message}".strip()
+
+
+class Unreachable(LeaseholdError):
+    """No endpoint answered within the call's deadline."""
+
+    code = "UNREACHABLE"
+
+
+class TimedOut(LeaseholdError):
+    """The deadline passed; for an acquire: not granted within the wait."""
+
+    code = "TIMEOUT"
+
+
+class WouldBlock(LeaseholdError):
+    """A try-once acquire (``wait=0``) found the lock held by others."""
+
+    code = "WOULDBLOCK"
+
+
+class NotHolder(LeaseholdError):
+    code = "NOTHOLDER"
+
+
+class StaleToken(LeaseholdError):
+    """A fenced write with a token that is no longer the holder's."""
+
+    code = "STALE"
+
+
+class SessionExpired(LeaseholdError):
+    code = "EXPIRED"
+
+
+class NotFound(LeaseholdError):
+    code = "NOTFOUND"
+
+
+class Conflict(LeaseholdError):
+    code = "CONFLICT"
+
+
+class InvalidArgument(LeaseholdError):
+    code = "ERR"
+
+
+class LimitExceeded(LeaseholdError):
+    code = "LIMIT"
+
+
+class Unavailable(LeaseholdError):
+    code = "UNAVAILABLE"
+
+
+class Redirect(LeaseholdError):
+    """``-REDIRECT host:port``; followed by the client, raised after too many hops."""
+
+    code = "REDIRECT"
+
+
+class Internal(LeaseholdError):
+    code = "INTERNAL"
+
+
+class LockLost(LeaseholdError):
+    """Raised by ``Lock.check()``: the lock or its session is lost, or the
+    session's safe deadline has passed."""
+
+    code = "LOST"
+
+
+_BY_CODE: Dict[str, Type[LeaseholdError]] = {
+    c.code: c
+    for c in (
+        TimedOut,
+        NotHolder,
+        StaleToken,
+        SessionExpired,
+        NotFound,
+        Conflict,
+        InvalidArgument,
+        LimitExceeded,
+        Unavailable,
+        Redirect,
+        Internal,
+    )
+}
+
+
+def from_reply_text(text: str) -> LeaseholdError:
+    """The exception for an error reply's text (``"STALE token 3 ..."``).
+
+    redis-py strips the ``ERR `` prefix of plain errors; a text whose first
+    word is not a known code is an ``ERR`` (InvalidArgument).
+    """
+    code, _, rest = text.partition(" ")
+    cls: Optional[Type[LeaseholdError]] = _BY_CODE.get(code)
+    if cls is None:
+        return InvalidArgument(text)
+    return cls(rest)

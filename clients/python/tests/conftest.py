@@ -1,0 +1,147 @@
+"""Fixtures: real ``leasehold server`` and ``redis-server`` processes on 127.0.0.1.
+
+The leasehold binary is ``$LEASEHOLD_BINARY`` (set by ctest), else
+``build/leasehold`` of this checkout. Every process runs on a free loopback
+port with a private data dir and is stopped at the end of its test.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Iterator, List, Optional
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+
+def leasehold_binary() -> str:
+    path = os.environ.get("LEASEHOLD_BINARY") or str(ROOT / "build" / "leasehold")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"leasehold binary not found at {path} (build it, or set LEASEHOLD_BINARY)")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    """Polls ``predicate`` until true; fails the test after ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.01)
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+class Proc:
+    """One server child process on a fixed loopback port."""
+
+    def __init__(self, argv_for_port: Callable[[int], List[str]], log: Path) -> None:
+        self._argv_for_port = argv_for_port
+        self._log = log
+        self.port = 0
+        self.proc: Optional[subprocess.Popen[bytes]] = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self, same_port: bool = False) -> None:
+        for _ in range(5):
+            if not same_port or not self.port:
+                self.port = free_port()
+            with open(self._log, "ab") as log:
+                self.proc = subprocess.Popen(self._argv_for_port(self.port), stdout=log, stderr=log)
+            end = time.monotonic() + 15
+            while time.monotonic() < end and self.proc.poll() is None:
+                if port_open(self.port):
+                    return
+                time.sleep(0.01)
+            self.kill()
+            if same_port:
+                time.sleep(0.2)  # the old socket may linger a moment
+        pytest.fail(f"could not start {self._argv_for_port(self.port)}; see {self._log}")
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.resume()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=15)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start(same_port=True)
+
+    def pause(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+
+
+def leasehold_proc(tmp_path: Path, name: str = "leasehold") -> Proc:
+    binary = leasehold_binary()
+    data = tmp_path / f"{name}-data"
+    return Proc(
+        lambda port: [binary, "server", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data), "--log-level", "warn"],
+        tmp_path / f"{name}.log",
+    )
+
+
+def redis_proc(tmp_path: Path, name: str, prefix: Optional[List[str]] = None) -> Proc:
+    d = tmp_path / name
+    d.mkdir(exist_ok=True)
+    return Proc(
+        lambda port: (prefix or [])
+        + ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+           "--dir", str(d), "--daemonize", "no"],
+        tmp_path / f"{name}.log",
+    )
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Proc]:
+    p = leasehold_proc(tmp_path)
+    p.start()
+    yield p
+    p.stop()
+
+
+@pytest.fixture
+def redis_servers(tmp_path: Path) -> Iterator[List[Proc]]:
+    procs = [redis_proc(tmp_path, f"redis{i}") for i in range(5)]
+    for p in procs:
+        p.start()
+    yield procs
+    for p in procs:
+        p.stop()

@@ -1,0 +1,94 @@
+"""Redirects and failover against a real cluster: one etcd member and two
+``leasehold server --etcd`` nodes (docs/cluster.md)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Iterator, List
+
+import pytest
+import redis
+
+import leasehold
+from conftest import Proc, free_port, leasehold_binary, wait_until
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[List[Proc]]:
+    client_port, peer_port = free_port(), free_port()
+    etcd = Proc(
+        lambda _port: ["/usr/bin/etcd", "--name", "e0", "--data-dir", str(tmp_path / "etcd"),
+                       "--listen-client-urls", f"http://127.0.0.1:{client_port}",
+                       "--advertise-client-urls", f"http://127.0.0.1:{client_port}",
+                       "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
+                       "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
+                       "--initial-cluster", f"e0=http://127.0.0.1:{peer_port}",
+                       "--initial-cluster-state", "new"],
+        tmp_path / "etcd.log")
+    etcd.port = client_port
+    etcd.start(same_port=True)
+    binary = leasehold_binary()
+    nodes = []
+    for i in range(2):
+        data = tmp_path / f"node{i}"
+        def argv(port: int, data: Path = data) -> List[str]:
+            return [binary, "server", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data), "--log-level", "warn",
+                    "--etcd", f"127.0.0.1:{client_port}", "--cluster", "pytest", "--etcd-lease-ttl", "2",
+                    "--etcd-timeout-ms", "1000"]
+
+        nodes.append(Proc(argv, tmp_path / f"node{i}.log"))
+        nodes[-1].start()
+    yield nodes
+    for n in nodes:
+        n.stop()
+    etcd.stop()
+
+
+def role(node: Proc) -> str:
+    try:
+        r = redis.Redis(host="127.0.0.1", port=node.port, socket_timeout=1)
+        reply = r.execute_command("ROLE")
+        return reply[0].decode() if isinstance(reply[0], bytes) else str(reply[0])
+    except (redis.RedisError, OSError):
+        return ""
+
+
+def primary_index(nodes: List[Proc], timeout: float = 30.0) -> int:
+    found: List[int] = []
+
+    def one_primary() -> bool:
+        found[:] = [i for i, n in enumerate(nodes) if n.proc is not None and n.proc.poll() is None
+                    and role(n) == "primary"]
+        return len(found) == 1
+
+    wait_until(one_primary, timeout, "one primary")
+    return found[0]
+
+
+def test_follows_redirect_from_a_standby_and_fails_over(cluster: List[Proc]) -> None:
+    p = primary_index(cluster)
+    standby = cluster[1 - p]
+    wait_until(lambda: role(standby) == "standby", 30, "the other node to be a standby")
+    # Given only the standby's address, the client is redirected to the primary.
+    client = leasehold.Client(standby.endpoint, call_timeout=10.0)
+    with leasehold.Session(client, ttl=10.0) as s, s.lock("redirected", wait=5.0) as lock:
+        assert lock.valid
+        assert client.current_endpoint() == cluster[p].endpoint
+    # Given both, it fails over when the primary dies.
+    both = leasehold.Client([n.endpoint for n in cluster], call_timeout=10.0)
+    both.ping()
+    cluster[p].kill()
+    new_p = primary_index(cluster, timeout=60)
+    assert new_p == 1 - p
+    deadline = time.monotonic() + 60
+    while True:  # the new primary may still be taking over
+        try:
+            with leasehold.Session(both, ttl=10.0) as s, s.lock("after-failover", wait=5.0) as lock:
+                assert lock.token > 0
+            break
+        except leasehold.LeaseholdError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+    assert both.current_endpoint() == cluster[new_p].endpoint
