@@ -108,6 +108,7 @@ void Node::Impl::start_append() {
 
 void Node::Impl::on_appended(Result<log::LogIndex> result) {
   last_append_latency_ = clock_.now() - append_started_;
+  if (observer_.committed) observer_.committed(in_flight_.commands.size(), last_append_latency_, result.is_ok());
   Batch batch = std::move(in_flight_);
   in_flight_ = Batch{};
   append_in_flight_ = false;
@@ -167,6 +168,7 @@ void Node::Impl::apply_batch(log::LogIndex index, Batch batch) {
   bytes_since_snapshot_ += batch.bytes;
   for (std::size_t i = 0; i < batch.commands.size(); ++i) {
     const core::ApplyResult result = state_.apply(batch.commands[i]);
+    if (observer_.applied) observer_.applied(index, batch.commands[i], result);
     for (const core::Effect& effect : result.effects) track_effect(effect);
     if (i < batch.dones.size() && batch.dones[i]) batch.dones[i](result);
     if (listener_) {
@@ -240,6 +242,8 @@ NodeStats Node::Impl::stats() const {
   s.replayed_entries = replayed_entries_;
   s.timed_sessions = timers_.session_count();
   s.catch_up_recoveries = catch_up_recoveries_;
+  s.promotions = promotions_;
+  s.step_downs = step_downs_;
   s.failure = failure_;
   return s;
 }

@@ -50,6 +50,7 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   core::StateMachine state_;
   Timers timers_;
   EffectListener listener_;
+  NodeObserver observer_;
 
   // Log clock: base_log_ at base_steady_, advancing with the clock.
   TimePoint base_steady_;
@@ -110,6 +111,8 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   std::function<void(std::function<void(Status)>)> read_barrier_;
   std::deque<std::pair<log::LogIndex, std::string>> deferred_follows_;
   std::uint64_t catch_up_recoveries_ = 0;  // reset_to_snapshot() successes
+  std::uint64_t promotions_ = 0;
+  std::uint64_t step_downs_ = 0;
   // when_applied(): waiters by index; released after each apply (own
   // batches in group_commit.cc, followed entries), failed on step down.
   void when_applied(log::LogIndex index, std::function<void(Status)> done);

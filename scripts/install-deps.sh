@@ -7,11 +7,14 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache
   libgtest-dev libgmock-dev libbenchmark-dev
   libuv1-dev librocksdb-dev libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
+  prometheus-cpp-dev nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libpq-dev libpqxx-dev postgresql-15
   redis-server redis-tools
   zookeeper libzookeeper-mt-dev
   etcd-server etcd-client
+  # tests of the operations endpoints and the dashboard (a real headless browser)
+  curl chromium
 )
 
 missing=()

@@ -81,6 +81,7 @@ void add_session_commands(std::vector<CommandSpec>& out);
 void add_lock_commands(std::vector<CommandSpec>& out);
 void add_fence_commands(std::vector<CommandSpec>& out);
 void add_compat_commands(std::vector<CommandSpec>& out);
+void add_history_commands(std::vector<CommandSpec>& out);
 
 // COMMAND, COMMAND COUNT, COMMAND DOCS [name...], COMMAND INFO [name...], COMMAND LIST.
 void write_command_reply(const CommandTable& table, const std::vector<std::string>& args,

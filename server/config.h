@@ -35,6 +35,11 @@ struct ServerConfig {
   // A connection that has not completed a command within this long after
   // connecting, or holds a partial frame this long, is closed. 0 disables.
   std::chrono::milliseconds idle_timeout{30'000};
+
+  // Operations (docs/operations.md).
+  std::string http_listen;                     // "host:port" of the HTTP listener; empty = off
+  std::chrono::milliseconds long_hold{60'000}; // holds older than this count as long-held
+  std::size_t history_max_entries = 100'000;   // audit history records kept
 };
 
 // Parses "host:port" (IPv4 or [IPv6]:port). kInvalidArgument naming the problem.

@@ -25,6 +25,7 @@ struct ServerFlags {
   std::uint64_t commit_linger_us = 200;
   std::uint64_t append_timeout_ms = 3000;
   std::uint64_t etcd_startup_wait_ms = 10'000;
+  std::uint64_t long_hold_ms = 60'000;
   std::string config_file;
 };
 
@@ -89,6 +90,16 @@ void run_server(ServerFlags& flags) {
   cfg.node.commit_linger = std::chrono::microseconds(flags.commit_linger_us);
   cfg.cluster.append_timeout = std::chrono::milliseconds(flags.append_timeout_ms);
   cfg.cluster.startup_wait = std::chrono::milliseconds(flags.etcd_startup_wait_ms);
+  cfg.long_hold = std::chrono::milliseconds(flags.long_hold_ms);
+  if (!cfg.http_listen.empty()) {
+    std::string host;
+    std::uint16_t port = 0;
+    if (Status s = server::parse_listen(cfg.http_listen, host, port); !s) {
+      std::cerr << "leasehold server: --http-listen: " << s.message() << "\n";
+      set_exit_code(2);
+      return;
+    }
+  }
   if (cfg.cluster.enabled() && cfg.cluster.advertise.empty()) cfg.cluster.advertise = flags.listen;
   std::signal(SIGPIPE, SIG_IGN);
 
@@ -147,6 +158,11 @@ void register_server(CLI::App& app) {
   cmd->add_option("--max-pending-proposals", c.node.max_pending_proposals, "Queued + in-flight writes before refusing")->group(node)->capture_default_str();
   cmd->add_option("--snapshot-every-commands", c.node.snapshot_every_commands, "Snapshot after this many commands (0 = off)")->group(node)->capture_default_str();
   cmd->add_option("--snapshot-every-bytes", c.node.snapshot_every_bytes, "Snapshot after this many log bytes (0 = off)")->group(node)->capture_default_str();
+
+  auto* ops = "Operations: HTTP endpoints, metrics, audit history (docs/operations.md)";
+  cmd->add_option("--http-listen", c.http_listen, "host:port of the HTTP listener (/metrics, /healthz, /readyz, /api, dashboard at /); empty = off")->group(ops);
+  cmd->add_option("--long-hold-ms", flags->long_hold_ms, "Holds older than this count as long-held (metric leasehold_long_held_locks, dashboard)")->group(ops)->capture_default_str()->check(CLI::Range(std::uint64_t{1}, std::uint64_t{365ULL * 86'400'000}));
+  cmd->add_option("--history-max-entries", c.history_max_entries, "Audit history records kept (in <data-dir>/history.log)")->group(ops)->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{100'000'000}));
 
   auto* ha = "Replicated mode on etcd (docs/cluster.md)";
   cmd->add_option("--etcd", c.cluster.etcd_endpoints, "etcd client URLs, comma-separated; enables cluster mode")->group(ha);
