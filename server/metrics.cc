@@ -132,6 +132,16 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                .Name("leasehold_role")
                .Help("1 for this node's role (primary or standby), 0 for the other")
                .Register(r);
+  // Every label value exists from the start (0), so rate() and absent() work.
+  for (const char* reason : {"acquired", "queued", "compat"}) grants_->Add({{"reason", reason}});
+  for (const char* reason : {"released", "session_closed", "compat_delete", "compat_replaced"}) {
+    releases_->Add({{"reason", reason}});
+  }
+  for (const char* scope : {"session", "lock"}) {
+    expiries_->Add({{"scope", scope}});
+    kills_->Add({{"scope", scope}});
+  }
+  for (const char* reason : {"revoked", "no_holder"}) revokes_->Add({{"reason", reason}});
   auto gauge = [&](const char* name, const char* help) -> prometheus::Gauge* {
     return &prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
   };
