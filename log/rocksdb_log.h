@@ -38,7 +38,7 @@ struct RocksLogOptions {
   std::size_t max_entry_bytes = 64u << 20;      // larger appends: kLimitExceeded
   // Called on the log's thread after each synced append write with its
   // duration (metrics: server/metrics.h). Must be thread-safe; may be empty.
-  std::function<void(std::chrono::steady_clock::duration)> on_synced_write;
+  std::function<void(std::chrono::steady_clock::duration)> on_synced_write{};
 };
 
 // Opens (or creates) the embedded log in options.dir.
