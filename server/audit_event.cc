@@ -135,18 +135,6 @@ std::vector<AuditEvent> EventDeriver::derive(const core::Command& command, const
           e.session = body.session;
           e.reason = std::is_same_v<T, core::KillSession> ? "session killed" : "session expired";
           out.push_back(std::move(e));
-        } else if constexpr (std::is_same_v<T, core::Revoke>) {
-          bool any = false;
-          for (const core::Effect& eff : result.effects) {
-            if (const auto* l = std::get_if<core::LockLost>(&eff); l && l->lock == body.lock) any = true;
-          }
-          if (!any) {
-            AuditEvent e;
-            e.kind = AuditKind::kRevoke;
-            e.lock = body.lock;
-            e.reason = "revoked with no holder";
-            out.push_back(std::move(e));
-          }
         }
       },
       command.body);

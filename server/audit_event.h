@@ -27,7 +27,7 @@ enum class AuditKind : std::uint8_t {
   kGrant = 0,
   kRelease = 1,
   kExpiry = 2,     // a hold lost because its session expired (lock set), or the session itself (lock empty)
-  kRevoke = 3,     // LOCK.REVOKE took a hold (session 0: the lock had no holder)
+  kRevoke = 3,     // LOCK.REVOKE took a hold
   kKill = 4,       // SESSION.KILL took a hold (lock set), or the session itself (lock empty)
   kLockDelay = 5,  // a lock-delay began; delay_ms is its length
 };

@@ -62,7 +62,7 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                    .Register(r);
   revokes_ = &prometheus::BuildCounter()
                   .Name("leasehold_revokes_total")
-                  .Help("Holds removed by LOCK.REVOKE (reason=no_holder: a revoke that found none)")
+                  .Help("Holds removed by LOCK.REVOKE (reason=revoked)")
                   .Register(r);
   kills_ = &prometheus::BuildCounter()
                 .Name("leasehold_kills_total")
@@ -141,7 +141,7 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
     expiries_->Add({{"scope", scope}});
     kills_->Add({{"scope", scope}});
   }
-  for (const char* reason : {"revoked", "no_holder"}) revokes_->Add({{"reason", reason}});
+  revokes_->Add({{"reason", "revoked"}});
   auto gauge = [&](const char* name, const char* help) -> prometheus::Gauge* {
     return &prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
   };
@@ -189,9 +189,7 @@ void Metrics::record(const AuditEvent& e) {
       break;
     }
     case AuditKind::kExpiry: expiries_->Add({{"scope", e.lock.empty() ? "session" : "lock"}}).Increment(); break;
-    case AuditKind::kRevoke:
-      revokes_->Add({{"reason", e.session == 0 ? "no_holder" : "revoked"}}).Increment();
-      break;
+    case AuditKind::kRevoke: revokes_->Add({{"reason", "revoked"}}).Increment(); break;
     case AuditKind::kKill: kills_->Add({{"scope", e.lock.empty() ? "session" : "lock"}}).Increment(); break;
     case AuditKind::kLockDelay: lock_delays_->Increment(); return;
   }
