@@ -111,6 +111,26 @@ TEST_F(Deriver, ExpiryWithLockDelayKillRevokeAndClose) {
   EXPECT_EQ(ev[1].lock, "C2");
 }
 
+TEST_F(Deriver, CompatKeysAreGrantsAndReleases) {
+  core::CompatSet set;
+  set.key = "k";
+  set.value = "v";
+  set.ttl_ms = 10'000;
+  set.condition = core::CompatCondition::kIfAbsent;
+  auto ev = run(set);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, AuditKind::kGrant);
+  EXPECT_EQ(ev[0].reason, "compat set");
+  EXPECT_EQ(ev[0].lock, "k");
+  EXPECT_TRUE(run(set).empty());  // NX on a present key: refused, nothing recorded
+  now += 5;
+  ev = run(core::CompatDelete{"k", std::nullopt});
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, AuditKind::kRelease);
+  EXPECT_EQ(ev[0].reason, "compat delete");
+  EXPECT_EQ(ev[0].hold_ms, 5);
+}
+
 TEST_F(Deriver, ResetFromStateKnowsExistingHolds) {
   const auto a = open("a");
   const core::Token t = run(acq("H", a))[0].token;
