@@ -254,6 +254,18 @@ Result<std::optional<LockInfo>> Client::lock_info(std::string_view name) {
   return std::optional<LockInfo>(std::move(*info));
 }
 
+Result<std::vector<HistoryEntry>> Client::lock_history(std::string_view name, std::size_t count) {
+  auto r = core_->call({"LOCK.HISTORY", std::string(name), "COUNT", std::to_string(count)}, bounded(*core_));
+  if (!r) return r.status();
+  std::vector<HistoryEntry> out;
+  for (const auto& v : r->elements) {
+    auto entry = detail::decode_history(v);
+    if (!entry) return entry.status();
+    out.push_back(std::move(*entry));
+  }
+  return out;
+}
+
 Result<std::vector<LockInfo>> Client::list_locks(std::string_view prefix, std::size_t count) {
   std::vector<std::string> args{"LOCK.LIST"};
   if (!prefix.empty()) args.emplace_back(prefix);

@@ -134,6 +134,27 @@ Result<SessionInfo> decode_session(const resp::Value& value) {
   return info;
 }
 
+Result<HistoryEntry> decode_history(const resp::Value& value) {
+  auto id = int_field(value, "id");
+  auto event = text_field(value, "event");
+  if (!id) return id.status();
+  if (!event) return event.status();
+  HistoryEntry e;
+  e.id = u64(*id);
+  e.event = *event;
+  if (auto v = int_field(value, "time_ms")) e.time_ms = *v;
+  if (auto v = int_field(value, "log_index")) e.log_index = u64(*v);
+  if (auto v = text_field(value, "lock")) e.lock = *v;
+  if (auto v = int_field(value, "session")) e.session = u64(*v);
+  if (auto v = text_field(value, "owner")) e.owner = *v;
+  if (auto v = int_field(value, "token")) e.token = u64(*v);
+  if (auto v = text_field(value, "reason")) e.reason = *v;
+  if (auto v = int_field(value, "wait_ms")) e.wait_ms = *v;
+  if (auto v = int_field(value, "hold_ms")) e.hold_ms = *v;
+  if (auto v = int_field(value, "delay_ms")) e.delay_ms = *v;
+  return e;
+}
+
 Result<std::optional<FencedValue>> decode_fenced(const resp::Value& value) {
   if (value.is_null()) return std::optional<FencedValue>{};
   if (value.type != resp::Type::kArray || value.elements.size() != 2) {

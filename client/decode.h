@@ -17,6 +17,7 @@ namespace leasehold::client::detail {
 Result<LockMode> decode_mode(std::string_view text);
 Result<LockInfo> decode_lock(const resp::Value& value);
 Result<SessionInfo> decode_session(const resp::Value& value);
+Result<HistoryEntry> decode_history(const resp::Value& value);
 // `[value, token]` or nil.
 Result<std::optional<FencedValue>> decode_fenced(const resp::Value& value);
 Result<std::int64_t> decode_integer(const resp::Value& value, std::string_view what);

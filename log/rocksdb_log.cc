@@ -227,7 +227,9 @@ Result<LogIndex> RocksLog::do_append(const std::string& batch) {
   const LogIndex index = last_.load() + 1;
   rocksdb::WriteOptions wo;
   wo.sync = true;
+  const auto started = std::chrono::steady_clock::now();
   const rocksdb::Status s = db_->Put(wo, encode_entry_key(index), encode_entry_value(index, batch));
+  if (s.ok() && options_.on_synced_write) options_.on_synced_write(std::chrono::steady_clock::now() - started);
   if (!s.ok()) {
     failed_ = from_rocks(s, "write " + describe_entry(index) + " to " + db_dir());
     return Status(ErrorCode::kIoError, failed_.message());

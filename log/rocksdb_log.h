@@ -24,6 +24,8 @@
 // performs appends and snapshot saves in order and runs their callbacks.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -34,6 +36,9 @@ namespace leasehold::log {
 struct RocksLogOptions {
   std::string dir;                              // created if missing
   std::size_t max_entry_bytes = 64u << 20;      // larger appends: kLimitExceeded
+  // Called on the log's thread after each synced append write with its
+  // duration (metrics: server/metrics.h). Must be thread-safe; may be empty.
+  std::function<void(std::chrono::steady_clock::duration)> on_synced_write{};
 };
 
 // Opens (or creates) the embedded log in options.dir.

@@ -132,6 +132,7 @@ void Node::Impl::start_append() {
 void Node::Impl::on_appended(Result<log::LogIndex> result) {
   if (options_.acknowledge_before_durable) return on_lease_appended(std::move(result));
   last_append_latency_ = clock_.now() - append_started_;
+  if (observer_.committed) observer_.committed(in_flight_.commands.size(), last_append_latency_, result.is_ok());
   Batch batch = std::move(in_flight_);
   in_flight_ = Batch{};
   append_in_flight_ = false;
@@ -195,7 +196,7 @@ void Node::Impl::apply_batch(log::LogIndex index, Batch batch) {
   commands_since_snapshot_ += batch.commands.size();
   bytes_since_snapshot_ += batch.bytes;
   for (std::size_t i = 0; i < batch.commands.size(); ++i) {
-    apply_one(batch.commands[i], i < batch.dones.size() ? &batch.dones[i] : nullptr);
+    apply_one(index, batch.commands[i], i < batch.dones.size() ? &batch.dones[i] : nullptr);
   }
   if (guard_) {
     LEASEHOLD_ASSERT(state_.revision() <= guard_->record().reserved_through,
@@ -205,8 +206,9 @@ void Node::Impl::apply_batch(log::LogIndex index, Batch batch) {
   release_apply_waiters();  // cluster read barriers (node_cluster.cc)
 }
 
-core::ApplyResult Node::Impl::apply_one(const core::Command& command, ProposeDone* done) {
+core::ApplyResult Node::Impl::apply_one(log::LogIndex index, const core::Command& command, ProposeDone* done) {
   core::ApplyResult result = state_.apply(command);
+  if (observer_.applied) observer_.applied(index, command, result);
   for (const core::Effect& effect : result.effects) track_effect(effect);
   if (done != nullptr && *done) (*done)(result);
   if (listener_) {
@@ -289,6 +291,8 @@ NodeStats Node::Impl::stats() const {
     s.revision_record_writes = guard_->record_writes();
   }
   s.quarantine_until = state_.paused_until() > log_now() ? state_.paused_until() : 0;
+  s.promotions = promotions_;
+  s.step_downs = step_downs_;
   s.failure = failure_;
   return s;
 }

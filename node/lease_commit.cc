@@ -39,10 +39,10 @@ void Node::Impl::lease_apply_queued() {
     for (std::size_t i = 0; i < batch.commands.size(); ++i) {
       ProposeDone& done = batch.dones[i];
       if (std::holds_alternative<core::FencePut>(batch.commands[i].body)) {
-        core::ApplyResult result = apply_one(batch.commands[i], nullptr);
+        core::ApplyResult result = apply_one(0, batch.commands[i], nullptr);  // index 0: not written yet
         if (done) chunk.held_replies.emplace_back(std::move(done), std::move(result));
       } else {
-        apply_one(batch.commands[i], &done);
+        apply_one(0, batch.commands[i], &done);
       }
     }
     chunk.revision_after = state_.revision();
@@ -90,6 +90,7 @@ void Node::Impl::on_lease_appended(Result<log::LogIndex> result) {
   unwritten_commands_ -= writing_commands_;
   const std::size_t commands = writing_commands_;
   writing_commands_ = 0;
+  if (observer_.committed) observer_.committed(commands, last_append_latency_, result.is_ok());
   if (!result) {
     // Already answered commands are lost if the process stops now; held
     // replies get the failure (outcome unknown). The node stops writing; the

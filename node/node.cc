@@ -155,6 +155,7 @@ void Node::propose(core::Command command, ProposeDone done) {
   impl_->propose(std::move(command), std::move(done));
 }
 void Node::set_effect_listener(EffectListener listener) { impl_->listener_ = std::move(listener); }
+void Node::set_observer(NodeObserver observer) { impl_->observer_ = std::move(observer); }
 Result<std::uint64_t> Node::keepalive(core::SessionId session) {
   if (!impl_->is_primary()) return impl_->standby_refusal();
   return impl_->timers_.keepalive(session, impl_->clock_.now());

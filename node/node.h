@@ -155,7 +155,24 @@ struct NodeStats {
   std::uint64_t reserved_revision = 0;   // no revision above this is handed out
   std::uint64_t revision_record_writes = 0;  // since open
   core::LogMillis quarantine_until = 0;  // a Reopen quarantine in force until this log time (0 = none)
+  std::uint64_t promotions = 0;         // cluster: standby -> primary since open
+  std::uint64_t step_downs = 0;         // cluster: primary -> standby since open
   Status failure;                       // non-OK once the node stopped taking writes
+};
+
+// Read-only hooks for metrics and the audit history (server/metrics.h,
+// server/history_recorder.h). Called on the loop thread; they must not call
+// back into the node except its const queries. Either may be empty.
+struct NodeObserver {
+  // After each command is applied (own batches and followed entries), before
+  // its ProposeDone and before its effects reach the effect listener; not
+  // during open()'s replay. `state()` already shows the command's result.
+  // `index` is 0 in lease mode (applied before it is written).
+  std::function<void(log::LogIndex index, const core::Command& command, const core::ApplyResult& result)>
+      applied;
+  // After each own append completed (synced, or failed): the commands in the
+  // batch and how long the append took (log write + sync, or the etcd txn).
+  std::function<void(std::size_t commands, std::chrono::steady_clock::duration latency, bool ok)> committed;
 };
 
 // Returned by keepalive()/remaining_ms() for a session that never expires
@@ -196,6 +213,8 @@ class Node {
   // open()'s replay. The node also consumes SessionStarted/SessionTtlChanged/
   // SessionEnded/WaitDeadline/Granted/WaitEnded/WakeAt for its timers.
   void set_effect_listener(EffectListener listener);
+  // Replaces the observer (see NodeObserver).
+  void set_observer(NodeObserver observer);
 
   // Keepalive, in memory: the session's deadline becomes now + TTL. Value:
   // the remaining ms (= the TTL), or kNeverExpires. kSessionExpired if the

@@ -98,6 +98,7 @@ void Node::Impl::drain_deferred_follows() {
 void Node::Impl::promote() {
   if (is_primary()) return;
   role_ = Role::kPrimary;
+  ++promotions_;
   primary_address_.clear();
   deferred_follows_.clear();
   timers_ = Timers{};
@@ -110,6 +111,7 @@ void Node::Impl::promote() {
 void Node::Impl::become_standby(const Status& why) {
   if (!is_primary()) return;
   role_ = Role::kStandby;
+  ++step_downs_;
   timers_ = Timers{};
   linger_until_.reset();
   const std::string message = "stepped down: " + why.message();

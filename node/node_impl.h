@@ -51,6 +51,7 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   core::StateMachine state_;
   Timers timers_;
   EffectListener listener_;
+  NodeObserver observer_;
 
   // Log clock: base_log_ at base_steady_, advancing with the clock.
   TimePoint base_steady_;
@@ -111,6 +112,8 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   std::function<void(std::function<void(Status)>)> read_barrier_;
   std::deque<std::pair<log::LogIndex, std::string>> deferred_follows_;
   std::uint64_t catch_up_recoveries_ = 0;  // reset_to_snapshot() successes
+  std::uint64_t promotions_ = 0;
+  std::uint64_t step_downs_ = 0;
   // when_applied(): waiters by index; released after each apply (own
   // batches in group_commit.cc, followed entries), failed on step down.
   void when_applied(log::LogIndex index, std::function<void(Status)> done);
@@ -152,9 +155,10 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   void schedule_append();
   // Up to max_batch_commands / max_batch_bytes from the front of queued_.
   Batch take_queued_batch();
-  // Applies one command: effects to the timers, then `done` (if any), then
-  // the effects to the listener.
-  core::ApplyResult apply_one(const core::Command& command, ProposeDone* done);
+  // Applies one command (log entry `index`; 0 in lease mode, where it is not
+  // written yet): the observer, effects to the timers, then `done` (if
+  // any), then the effects to the listener.
+  core::ApplyResult apply_one(log::LogIndex index, const core::Command& command, ProposeDone* done);
   void start_append();
   bool should_linger(std::size_t answered) const;
   void begin_linger(std::size_t target);

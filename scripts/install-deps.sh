@@ -7,12 +7,15 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache
   libgtest-dev libgmock-dev libbenchmark-dev
   libuv1-dev librocksdb-dev libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
+  prometheus-cpp-dev nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libpq-dev libpqxx-dev postgresql-15
   redis-server redis-tools
   zookeeper libzookeeper-mt-dev
   etcd-server etcd-client
   python3 python3-redis python3-pytest python3-setuptools python3-pip python3-venv python3-mypy
+  # tests of the operations endpoints and the dashboard (a real headless browser)
+  curl chromium
 )
 
 missing=()

@@ -21,6 +21,7 @@ CommandTable::CommandTable() {
   add_fence_commands(specs_);
   add_compat_commands(specs_);
   add_script_commands(specs_);
+  add_history_commands(specs_);
   add_read_mode_commands(specs_);
   std::sort(specs_.begin(), specs_.end(),
             [](const CommandSpec& a, const CommandSpec& b) { return a.name < b.name; });

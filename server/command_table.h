@@ -83,6 +83,7 @@ void add_fence_commands(std::vector<CommandSpec>& out);
 void add_compat_commands(std::vector<CommandSpec>& out);
 // EVAL / EVALSHA / SCRIPT for the recognised lock scripts (commands_scripts.cc).
 void add_script_commands(std::vector<CommandSpec>& out);
+void add_history_commands(std::vector<CommandSpec>& out);
 
 // COMMAND, COMMAND COUNT, COMMAND DOCS [name...], COMMAND INFO [name...], COMMAND LIST.
 void write_command_reply(const CommandTable& table, const std::vector<std::string>& args,

@@ -1,6 +1,8 @@
 // Locks: LOCK.ACQUIRE / RELEASE / INFO / LIST / REVOKE / CANCEL.
 #include <fmt/format.h>
 
+#include <spdlog/spdlog.h>
+
 #include "server/connection.h"
 #include "server/handler_util.h"
 
@@ -180,6 +182,9 @@ void lock_list(CommandContext& ctx) {
 }
 
 void lock_revoke(CommandContext& ctx) {
+  const std::string who = requester(ctx);
+  spdlog::info("lock revoke requested lock=\"{}\" by=\"{}\"", ctx.args[1], who);
+  ctx.server.observability().note_requester(Observability::revoke_key(ctx.args[1]), who);
   core::Command cmd;
   cmd.body = core::Revoke{ctx.args[1]};
   propose_ok(ctx, std::move(cmd));

@@ -1,4 +1,6 @@
 // Sessions: SESSION.OPEN / KEEPALIVE / CLOSE / LIST / KILL / WATCH.
+#include <spdlog/spdlog.h>
+
 #include "server/connection.h"
 #include "server/handler_util.h"
 
@@ -35,6 +37,7 @@ void session_keepalive(CommandContext& ctx) {
   if (id == 0) return;
   auto r = ctx.server.node().keepalive(id);
   if (!r) return ctx.reply.error(r.status());
+  ctx.server.observability().metrics().count_keepalive();
   ctx.reply.integer(*r == node::kNeverExpires ? -1 : static_cast<std::int64_t>(*r));
 }
 
@@ -52,6 +55,9 @@ void session_kill(CommandContext& ctx) {
   if (!ctx.server.node().state().session(id)) {
     return ctx.reply.error(Status(ErrorCode::kNotFound, "no such session"));
   }
+  const std::string who = requester(ctx);
+  spdlog::info("session kill requested session={} by=\"{}\"", id, who);
+  ctx.server.observability().note_requester(Observability::kill_key(id), who);
   core::Command cmd;
   cmd.body = core::KillSession{id};
   propose(ctx, std::move(cmd), [](const core::ApplyResult& r, Responder& reply) {

@@ -40,6 +40,10 @@ struct ServerConfig {
   bool recover_lost_log = false;       // --recover-lost-log
   std::uint64_t revision_floor = 0;    // --revision-floor
   std::uint64_t revision_block = 1u << 20;
+  // Operations (docs/operations.md).
+  std::string http_listen;                     // "host:port" of the HTTP listener; empty = off
+  std::chrono::milliseconds long_hold{60'000}; // holds older than this count as long-held
+  std::size_t history_max_entries = 100'000;   // audit history records kept
 };
 
 // Parses "host:port" (IPv4 or [IPv6]:port). kInvalidArgument naming the problem.

@@ -10,6 +10,7 @@
 #include "core/reply.h"
 #include "server/args.h"
 #include "server/command_table.h"
+#include "server/connection.h"
 #include "server/server.h"
 
 namespace leasehold::server {
@@ -44,6 +45,15 @@ inline core::SessionId session_arg(CommandContext& ctx, std::size_t index) {
     return 0;
   }
   return *id;
+}
+
+// Who sent this request, for operator-action logs and the audit history:
+// "peer 127.0.0.1:5000 id=7 name=ops" (name only when set; a user once
+// authentication lands).
+inline std::string requester(const CommandContext& ctx) {
+  std::string who = "peer " + ctx.conn->peer() + " id=" + std::to_string(ctx.conn->id());
+  if (!ctx.conn->name().empty()) who += " name=" + ctx.conn->name();
+  return who;
 }
 
 inline std::string syntax_error(std::string_view detail) { return "ERR syntax error: " + std::string(detail); }

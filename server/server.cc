@@ -66,6 +66,7 @@ std::string peer_name(uv_tcp_t* tcp) {
 Server::Server(ServerConfig config) : config_(std::move(config)) {}
 
 Server::~Server() {
+  if (obs_) obs_->close();
   connections_.clear();
   cluster_.reset();
   node_.reset();
@@ -87,6 +88,7 @@ Status Server::start() {
   if (uv_loop_init(&loop_) != 0) return Status(ErrorCode::kIoError, "cannot create the event loop");
   loop_initialized_ = true;
   executor_ = std::make_unique<LoopExecutor>(&loop_, [] {});
+  obs_ = std::make_unique<Observability>(*this);
 
   if (config_.cluster.enabled()) {
     cluster::ClusterOptions co = config_.cluster;
@@ -99,6 +101,7 @@ Status Server::start() {
   } else {
     log::RocksLogOptions log_options;
     log_options.dir = config_.data_dir;
+    log_options.on_synced_write = [m = &obs_->metrics()](auto d) { m->observe_fsync(d); };
     auto log = log::open_rocksdb_log(log_options);
     if (!log) return log.status();
     spdlog::info("log opened backend=\"{}\"", (*log)->describe());
@@ -122,6 +125,8 @@ Status Server::start() {
     for (const std::string& notice : node_->start_notices()) spdlog::warn("revision record: {}", notice);
   }
   node_->set_effect_listener([this](const core::Effect& e) { on_effect(e); });
+  if (Status st = obs_->open_history(); !st) return st;
+  obs_->attach(*node_, config_.cluster.enabled());
   const node::NodeStats stats = node_->stats();
   spdlog::info("node recovered revision={} applied_index={} replayed_entries={} sessions={} locks={}",
                stats.applied_revision, stats.applied_index, stats.replayed_entries,
@@ -155,7 +160,8 @@ Status Server::start() {
   uv_signal_start(&sigterm_, [](uv_signal_t* h, int) { static_cast<Server*>(h->data)->begin_shutdown("SIGTERM"); },
                   SIGTERM);
   uv_timer_start(&idle_timer_, [](uv_timer_t* h) { static_cast<Server*>(h->data)->sweep_idle(); }, 500, 500);
-  return listen();
+  if (Status st = listen(); !st) return st;
+  return obs_->start_http(&loop_);
 }
 
 Status Server::listen() {
@@ -427,6 +433,7 @@ void Server::finish_shutdown() {
   for (auto& c : all) c->close("server shutdown");
   waits_.clear();
   watchers_.clear();
+  obs_->close();
   if (handles_open_) {
     handles_open_ = false;
     uv_close(as_handle(&prepare_), nullptr);

@@ -39,6 +39,7 @@
 #include "node/node.h"
 #include "server/config.h"
 #include "server/loop_executor.h"
+#include "server/observability.h"
 #include "server/precise_timer.h"
 #include "server/responder.h"
 
@@ -80,6 +81,8 @@ class Server {
   std::size_t parked_wait_count() const { return waits_.size(); }
   std::chrono::steady_clock::time_point started_at() const { return started_at_; }
   std::string listen_address() const;
+  // Metrics, audit history and the HTTP listener (server/observability.h).
+  Observability& observability() { return *obs_; }
 
   // Parks `reply` until (lock, session)'s wait ends. `conn` is the waiting connection.
   void park_wait(const std::string& lock, core::SessionId session, Responder reply,
@@ -127,6 +130,7 @@ class Server {
 
   node::SteadyClock clock_;
   std::unique_ptr<LoopExecutor> executor_;
+  std::unique_ptr<Observability> obs_;  // outlives node_ (the log's fsync hook uses its metrics)
   std::unique_ptr<node::Node> node_;
   std::unique_ptr<cluster::ClusterMember> cluster_;  // cluster mode; destroyed before node_
 

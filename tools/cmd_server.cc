@@ -25,6 +25,7 @@ struct ServerFlags {
   std::uint64_t commit_linger_us = 200;
   std::uint64_t append_timeout_ms = 3000;
   std::uint64_t etcd_startup_wait_ms = 10'000;
+  std::uint64_t long_hold_ms = 60'000;
   std::string config_file;
   std::string durability = "fsync";
 };
@@ -97,6 +98,16 @@ void run_server(ServerFlags& flags) {
   cfg.node.commit_linger = std::chrono::microseconds(flags.commit_linger_us);
   cfg.cluster.append_timeout = std::chrono::milliseconds(flags.append_timeout_ms);
   cfg.cluster.startup_wait = std::chrono::milliseconds(flags.etcd_startup_wait_ms);
+  cfg.long_hold = std::chrono::milliseconds(flags.long_hold_ms);
+  if (!cfg.http_listen.empty()) {
+    std::string host;
+    std::uint16_t port = 0;
+    if (Status s = server::parse_listen(cfg.http_listen, host, port); !s) {
+      std::cerr << "leasehold server: --http-listen: " << s.message() << "\n";
+      set_exit_code(2);
+      return;
+    }
+  }
   if (cfg.cluster.enabled() && cfg.cluster.advertise.empty()) cfg.cluster.advertise = flags.listen;
   std::signal(SIGPIPE, SIG_IGN);
 
@@ -168,6 +179,10 @@ void register_server(CLI::App& app) {
   cmd->add_flag("--recover-lost-log", c.recover_lost_log, "Start although the revision record shows that the log lost data: every session is expired, revisions restart above the record, no lock is granted for the longest TTL in use")->group(rec);
   cmd->add_option("--revision-floor", c.revision_floor, "With --recover-lost-log when the revision record itself is lost: revisions restart above this (at least the highest fencing token any resource has seen)")->group(rec);
   cmd->add_option("--revision-block", c.revision_block, "Revisions reserved per write of the revision record")->group(rec)->capture_default_str()->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  auto* ops = "Operations: HTTP endpoints, metrics, audit history (docs/operations.md)";
+  cmd->add_option("--http-listen", c.http_listen, "host:port of the HTTP listener (/metrics, /healthz, /readyz, /api, dashboard at /); empty = off")->group(ops);
+  cmd->add_option("--long-hold-ms", flags->long_hold_ms, "Holds older than this count as long-held (metric leasehold_long_held_locks, dashboard)")->group(ops)->capture_default_str()->check(CLI::Range(std::uint64_t{1}, std::uint64_t{365ULL * 86'400'000}));
+  cmd->add_option("--history-max-entries", c.history_max_entries, "Audit history records kept (in <data-dir>/history.log)")->group(ops)->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{100'000'000}));
 
   auto* ha = "Replicated mode on etcd (docs/cluster.md)";
   cmd->add_option("--etcd", c.cluster.etcd_endpoints, "etcd client URLs, comma-separated; enables cluster mode")->group(ha);

@@ -105,6 +105,22 @@ struct SessionInfo {
   std::uint64_t waiting = 0;
 };
 
+// One audit history record (LOCK.HISTORY; docs/operations.md).
+struct HistoryEntry {
+  std::uint64_t id = 0;
+  std::int64_t time_ms = 0;      // wall clock, unix ms (display only)
+  std::uint64_t log_index = 0;
+  std::string event;             // grant, release, expiry, revoke, kill, lock-delay
+  std::string lock;
+  std::uint64_t session = 0;
+  std::string owner;
+  std::uint64_t token = 0;
+  std::string reason;
+  std::int64_t wait_ms = -1;     // -1: not applicable / unknown
+  std::int64_t hold_ms = -1;
+  std::int64_t delay_ms = 0;
+};
+
 struct FencedValue {
   std::string value;
   std::uint64_t token = 0;
@@ -165,6 +181,8 @@ class Client {
   Result<std::vector<LockInfo>> list_locks(std::string_view prefix = {},
                                            std::size_t count = 1000);
   Status revoke(std::string_view name);
+  // The lock's audit history, newest first, at most `count` records.
+  Result<std::vector<HistoryEntry>> lock_history(std::string_view name, std::size_t count = 20);
   Status cancel_wait(std::string_view name, std::uint64_t session);
 
   // Writes `value` under `key` if `token` is a current holder's token of `lock`.

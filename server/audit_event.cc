@@ -1,0 +1,186 @@
+#include "server/audit_event.h"
+
+#include <type_traits>
+#include <variant>
+
+namespace leasehold::server {
+namespace {
+
+std::int64_t since(core::LogMillis now, core::LogMillis then) {
+  return now >= then ? static_cast<std::int64_t>(now - then) : 0;
+}
+
+std::string owner_of(const core::StateMachine& state, core::SessionId session) {
+  auto info = state.session(session);
+  return info ? info->owner : std::string();
+}
+
+}  // namespace
+
+std::string_view audit_kind_name(AuditKind kind) {
+  switch (kind) {
+    case AuditKind::kGrant: return "grant";
+    case AuditKind::kRelease: return "release";
+    case AuditKind::kExpiry: return "expiry";
+    case AuditKind::kRevoke: return "revoke";
+    case AuditKind::kKill: return "kill";
+    case AuditKind::kLockDelay: return "lock-delay";
+  }
+  return "unknown";
+}
+
+void EventDeriver::reset(const core::StateMachine& state) {
+  holds_.clear();
+  holders_by_lock_.clear();
+  queued_.clear();
+  for (const core::LockInfo& lock : state.locks("", SIZE_MAX)) {
+    for (const core::HolderInfo& h : lock.holders) {
+      holds_[{h.session, lock.name}] = Hold{h.token, h.acquired_at, h.owner};
+      holders_by_lock_[lock.name].insert(h.session);
+    }
+    for (const core::WaiterInfo& w : lock.waiters) queued_[{w.session, lock.name}] = w.queued_at;
+  }
+}
+
+void EventDeriver::grant(const std::string& lock, core::SessionId session, core::Token token, std::string reason,
+                         core::LogMillis now, const core::StateMachine& after, std::vector<AuditEvent>& out) {
+  const Key key{session, lock};
+  auto held = holds_.find(key);
+  if (held != holds_.end() && held->second.token == token) return;  // an idempotent retry's reply
+  AuditEvent e;
+  e.kind = AuditKind::kGrant;
+  e.lock = lock;
+  e.session = session;
+  e.owner = owner_of(after, session);
+  e.token = token;
+  e.reason = std::move(reason);
+  if (auto q = queued_.find(key); q != queued_.end()) {
+    e.wait_ms = since(now, q->second);
+    queued_.erase(q);
+  }
+  holds_[key] = Hold{token, now, e.owner};
+  holders_by_lock_[lock].insert(session);
+  out.push_back(std::move(e));
+}
+
+void EventDeriver::end_hold(AuditKind kind, const std::string& lock, core::SessionId session, core::Token token,
+                            std::string reason, core::LogMillis now, std::vector<AuditEvent>& out) {
+  AuditEvent e;
+  e.kind = kind;
+  e.lock = lock;
+  e.session = session;
+  e.token = token;
+  e.reason = std::move(reason);
+  const Key key{session, lock};
+  if (auto h = holds_.find(key); h != holds_.end()) {
+    e.owner = h->second.owner;
+    e.hold_ms = since(now, h->second.since);
+    if (e.token == 0) e.token = h->second.token;
+    holds_.erase(h);
+  }
+  if (auto b = holders_by_lock_.find(lock); b != holders_by_lock_.end()) {
+    b->second.erase(session);
+    if (b->second.empty()) holders_by_lock_.erase(b);
+  }
+  out.push_back(std::move(e));
+}
+
+void EventDeriver::forget_session(core::SessionId session) {
+  for (auto it = queued_.lower_bound({session, std::string()}); it != queued_.end() && it->first.first == session;) {
+    it = queued_.erase(it);
+  }
+}
+
+std::vector<AuditEvent> EventDeriver::derive(const core::Command& command, const core::ApplyResult& result,
+                                             const core::StateMachine& after) {
+  std::vector<AuditEvent> out;
+  if (result.reply.is_error()) return out;
+  const core::LogMillis now = command.now;
+  const core::Reply& reply = result.reply;
+  // The command's own outcome (grants now, releases, closes), then its effects.
+  std::visit(
+      [&](const auto& body) {
+        using T = std::decay_t<decltype(body)>;
+        if constexpr (std::is_same_v<T, core::Acquire>) {
+          if (reply.code == core::ReplyCode::kOk && reply.token != 0) {
+            grant(body.lock, body.session, reply.token, "acquired", now, after, out);
+          } else if (reply.code == core::ReplyCode::kQueued) {
+            queued_.emplace(Key{body.session, body.lock}, now);
+          }
+        } else if constexpr (std::is_same_v<T, core::Release>) {
+          end_hold(AuditKind::kRelease, body.lock, body.session, body.token, "released", now, out);
+        } else if constexpr (std::is_same_v<T, core::CloseSession>) {
+          std::vector<std::string> locks;
+          for (auto it = holds_.lower_bound({body.session, std::string()});
+               it != holds_.end() && it->first.first == body.session; ++it) {
+            locks.push_back(it->first.second);
+          }
+          for (const std::string& lock : locks) {
+            end_hold(AuditKind::kRelease, lock, body.session, 0, "session closed", now, out);
+          }
+        } else if constexpr (std::is_same_v<T, core::CompatSet>) {
+          if (auto v = after.compat_get(body.key); v && reply.token != 0) {
+            grant(body.key, v->session, reply.token, "compat set", now, after, out);
+          }
+        } else if constexpr (std::is_same_v<T, core::CompatDelete>) {
+          if (reply.count == 1) {
+            auto b = holders_by_lock_.find(body.key);
+            if (b != holders_by_lock_.end() && !b->second.empty()) {
+              end_hold(AuditKind::kRelease, body.key, *b->second.begin(), 0, "compat delete", now, out);
+            }
+          }
+        } else if constexpr (std::is_same_v<T, core::ExpireSession> || std::is_same_v<T, core::KillSession>) {
+          AuditEvent e;
+          e.kind = std::is_same_v<T, core::KillSession> ? AuditKind::kKill : AuditKind::kExpiry;
+          e.session = body.session;
+          e.reason = std::is_same_v<T, core::KillSession> ? "session killed" : "session expired";
+          out.push_back(std::move(e));
+        }
+      },
+      command.body);
+
+  std::set<std::string> delayed;
+  for (const core::Effect& effect : result.effects) {
+    if (const auto* g = std::get_if<core::Granted>(&effect)) {
+      grant(g->lock, g->session, g->token, "granted from the queue", now, after, out);
+    } else if (const auto* l = std::get_if<core::LockLost>(&effect)) {
+      switch (l->reason) {
+        case core::LossReason::kExpired:
+          end_hold(AuditKind::kExpiry, l->lock, l->session, l->token, "session expired", now, out);
+          break;
+        case core::LossReason::kKilled:
+          end_hold(AuditKind::kKill, l->lock, l->session, l->token, "session killed", now, out);
+          break;
+        case core::LossReason::kRevoked:
+          end_hold(AuditKind::kRevoke, l->lock, l->session, l->token, "revoked", now, out);
+          break;
+        case core::LossReason::kReplaced:
+          end_hold(AuditKind::kRelease, l->lock, l->session, l->token, "compat key replaced", now, out);
+          break;
+        case core::LossReason::kClosed:
+          end_hold(AuditKind::kRelease, l->lock, l->session, l->token, "session closed", now, out);
+          break;
+      }
+      if (l->reason == core::LossReason::kExpired || l->reason == core::LossReason::kKilled) {
+        auto info = after.lock(l->lock);
+        if (info && info->delay_until > now && delayed.insert(l->lock).second) {
+          AuditEvent e;
+          e.kind = AuditKind::kLockDelay;
+          e.lock = l->lock;
+          e.session = l->session;
+          e.token = l->token;
+          e.reason = "lock-delay after the holder's session ended";
+          e.delay_ms = static_cast<std::int64_t>(info->delay_until - now);
+          out.push_back(std::move(e));
+        }
+      }
+    } else if (const auto* w = std::get_if<core::WaitEnded>(&effect)) {
+      queued_.erase(Key{w->session, w->lock});
+    } else if (const auto* s = std::get_if<core::SessionEnded>(&effect)) {
+      forget_session(s->session);
+    }
+  }
+  return out;
+}
+
+}  // namespace leasehold::server

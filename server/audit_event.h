@@ -1,0 +1,81 @@
+// server/audit_event.h: what the audit history and the lock metrics see of an
+// applied command: grants, releases, expiries, revokes, kills and lock-delays,
+// derived from (command, ApplyResult, state after) by EventDeriver.
+//
+// The deriver is a VIEW of the applied command stream: it keeps only what the
+// state machine forgets once a holder is gone (when a hold began, who owned
+// it, when a wait was queued), rebuilt from the state machine at start.
+//
+// Thread-safety: none; the loop thread owns it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/command.h"
+#include "core/reply.h"
+#include "core/state_machine.h"
+
+namespace leasehold::server {
+
+enum class AuditKind : std::uint8_t {
+  kGrant = 0,
+  kRelease = 1,
+  kExpiry = 2,     // a hold lost because its session expired (lock set), or the session itself (lock empty)
+  kRevoke = 3,     // LOCK.REVOKE took a hold
+  kKill = 4,       // SESSION.KILL took a hold (lock set), or the session itself (lock empty)
+  kLockDelay = 5,  // a lock-delay began; delay_ms is its length
+};
+inline constexpr std::uint8_t kAuditKindMax = 5;
+
+// "grant", "release", "expiry", "revoke", "kill", "lock-delay".
+std::string_view audit_kind_name(AuditKind kind);
+
+struct AuditEvent {
+  AuditKind kind = AuditKind::kGrant;
+  std::string lock;          // empty for session-level expiry / kill
+  core::SessionId session = 0;
+  std::string owner;         // the session's owner label ("" when unknown)
+  core::Token token = 0;     // the hold's token (0 when none)
+  std::string reason;        // e.g. "acquired", "queued", "released", "session closed"
+  std::int64_t wait_ms = -1;  // grants from the queue: time queued; -1 unknown / none
+  std::int64_t hold_ms = -1;  // releases and losses: time held; -1 unknown
+  std::int64_t delay_ms = 0;  // lock-delay: its length
+  friend bool operator==(const AuditEvent&, const AuditEvent&) = default;
+};
+
+class EventDeriver {
+ public:
+  // Starts from `state` (its holders and queued waiters).
+  void reset(const core::StateMachine& state);
+
+  // The events of one applied command; `after` is the state once it applied.
+  // Times (wait / hold / delay) are on the log clock (command.now).
+  std::vector<AuditEvent> derive(const core::Command& command, const core::ApplyResult& result,
+                                 const core::StateMachine& after);
+
+ private:
+  struct Hold {
+    core::Token token = 0;
+    core::LogMillis since = 0;
+    std::string owner;
+  };
+  using Key = std::pair<core::SessionId, std::string>;  // (session, lock)
+
+  void grant(const std::string& lock, core::SessionId session, core::Token token, std::string reason,
+             core::LogMillis now, const core::StateMachine& after, std::vector<AuditEvent>& out);
+  void end_hold(AuditKind kind, const std::string& lock, core::SessionId session, core::Token token,
+                std::string reason, core::LogMillis now, std::vector<AuditEvent>& out);
+  void forget_session(core::SessionId session);
+
+  std::map<Key, Hold> holds_;
+  std::map<std::string, std::set<core::SessionId>> holders_by_lock_;
+  std::map<Key, core::LogMillis> queued_;
+};
+
+}  // namespace leasehold::server

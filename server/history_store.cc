@@ -1,0 +1,266 @@
+#include "server/history_store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/byte_io.h"
+#include "log/log_format.h"
+
+namespace leasehold::server {
+namespace {
+
+constexpr std::string_view kMagic = "leasehold-history-v1\n";
+constexpr std::size_t kMaxRecordBytes = 1u << 20;
+constexpr std::size_t kMaxField = 1u << 20;
+
+std::string errno_text(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
+
+std::uint64_t plus_one(std::int64_t v) { return v < 0 ? 0 : static_cast<std::uint64_t>(v) + 1; }
+std::int64_t minus_one(std::uint64_t v) { return v == 0 ? -1 : static_cast<std::int64_t>(v - 1); }
+
+void put_u32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+std::uint32_t get_u32(std::string_view in) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  return v;
+}
+
+std::string frame(const HistoryRecord& record) {
+  const std::string payload = encode_history_record(record);
+  std::string out;
+  out.reserve(payload.size() + 8);
+  put_u32(out, static_cast<std::uint32_t>(payload.size()));
+  put_u32(out, log::crc32_update(0, payload));
+  out += payload;
+  return out;
+}
+
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string encode_history_record(const HistoryRecord& r) {
+  core::detail::ByteWriter w;
+  w.varint(r.id);
+  w.varint(static_cast<std::uint64_t>(r.wall_ms));
+  w.varint(r.log_index);
+  w.varint(r.log_ms);
+  w.u8(static_cast<std::uint8_t>(r.event.kind));
+  w.bytes(r.event.lock);
+  w.varint(r.event.session);
+  w.bytes(r.event.owner);
+  w.varint(r.event.token);
+  w.bytes(r.event.reason);
+  w.varint(plus_one(r.event.wait_ms));
+  w.varint(plus_one(r.event.hold_ms));
+  w.varint(static_cast<std::uint64_t>(r.event.delay_ms));
+  return w.take();
+}
+
+Result<HistoryRecord> decode_history_record(std::string_view bytes) {
+  core::detail::ByteReader in(bytes);
+  HistoryRecord r;
+  r.id = in.varint();
+  r.wall_ms = static_cast<std::int64_t>(in.varint());
+  r.log_index = in.varint();
+  r.log_ms = in.varint();
+  const std::uint8_t kind = in.u8();
+  r.event.kind = static_cast<AuditKind>(kind);
+  r.event.lock = in.bytes(kMaxField);
+  r.event.session = in.varint();
+  r.event.owner = in.bytes(kMaxField);
+  r.event.token = in.varint();
+  r.event.reason = in.bytes(kMaxField);
+  r.event.wait_ms = minus_one(in.varint());
+  r.event.hold_ms = minus_one(in.varint());
+  r.event.delay_ms = static_cast<std::int64_t>(in.varint());
+  if (!in.ok() || !in.at_end() || kind > kAuditKindMax || r.id == 0) {
+    return Status(ErrorCode::kCorruption, "malformed history record");
+  }
+  return r;
+}
+
+HistoryStore::HistoryStore(HistoryOptions options) : options_(std::move(options)) {
+  if (options_.max_entries == 0) options_.max_entries = 1;
+}
+
+Result<std::unique_ptr<HistoryStore>> HistoryStore::open(const HistoryOptions& options) {
+  std::unique_ptr<HistoryStore> store(new HistoryStore(options));
+  if (Status st = store->load(); !st) return st;
+  store->sync_thread_ = std::thread([s = store.get()] { s->sync_loop(); });
+  return store;
+}
+
+HistoryStore::~HistoryStore() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (sync_thread_.joinable()) sync_thread_.join();
+  if (fd_ >= 0) {
+    ::fdatasync(fd_);
+    ::close(fd_);
+  }
+}
+
+Status HistoryStore::load() {
+  const std::string& path = options_.path;
+  std::error_code ec;
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) return Status(ErrorCode::kIoError, errno_text("cannot open history file", path));
+  std::string data;
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    data = buf.str();
+  }
+  std::size_t good = 0;
+  if (data.size() >= kMagic.size() && std::string_view(data).substr(0, kMagic.size()) == kMagic) {
+    std::size_t pos = kMagic.size();
+    good = pos;
+    while (data.size() - pos >= 8) {
+      const std::uint32_t len = get_u32(std::string_view(data).substr(pos, 4));
+      const std::uint32_t crc = get_u32(std::string_view(data).substr(pos + 4, 4));
+      if (len > kMaxRecordBytes || data.size() - pos - 8 < len) break;
+      const std::string_view payload = std::string_view(data).substr(pos + 8, len);
+      if (log::crc32_update(0, payload) != crc) break;
+      auto record = decode_history_record(payload);
+      if (!record) break;
+      next_id_ = std::max(next_id_, record->id + 1);
+      ring_.push_back(std::move(record).value());
+      if (ring_.size() > options_.max_entries) ring_.pop_front();
+      ++records_in_file_;
+      pos += 8 + len;
+      good = pos;
+    }
+    if (good < data.size()) dropped_at_open_ = 1;  // a torn or corrupt tail
+  } else if (!data.empty()) {
+    return Status(ErrorCode::kCorruption, "history file " + path + " does not start with the history header");
+  }
+  if (good == 0) {
+    if (::ftruncate(fd_, 0) != 0 || !write_all(fd_, kMagic)) {
+      return Status(ErrorCode::kIoError, errno_text("cannot write history file", path));
+    }
+    good = kMagic.size();
+  } else if (good < data.size() && ::ftruncate(fd_, static_cast<off_t>(good)) != 0) {
+    return Status(ErrorCode::kIoError, errno_text("cannot cut the torn tail of history file", path));
+  }
+  if (::lseek(fd_, static_cast<off_t>(good), SEEK_SET) < 0) {
+    return Status(ErrorCode::kIoError, errno_text("cannot seek history file", path));
+  }
+  if (::fdatasync(fd_) != 0) return Status(ErrorCode::kIoError, errno_text("cannot sync history file", path));
+  return Status::ok();
+}
+
+const HistoryRecord& HistoryStore::append(std::int64_t wall_ms, log::LogIndex index, core::LogMillis log_ms,
+                                          AuditEvent event) {
+  HistoryRecord r;
+  r.id = next_id_++;
+  r.wall_ms = wall_ms;
+  r.log_index = index;
+  r.log_ms = log_ms;
+  r.event = std::move(event);
+  write_record(frame(r));
+  ring_.push_back(std::move(r));
+  if (ring_.size() > options_.max_entries) ring_.pop_front();
+  if (records_in_file_ >= 2 * options_.max_entries) compact();
+  return ring_.back();
+}
+
+void HistoryStore::write_record(const std::string& bytes) {
+  if (fd_ < 0 || !write_all(fd_, bytes)) {
+    ++write_errors_;
+    return;
+  }
+  ++records_in_file_;
+  {
+    std::lock_guard lock(mu_);
+    dirty_ = true;
+  }
+  cv_.notify_one();
+}
+
+void HistoryStore::compact() {
+  const std::string tmp = options_.path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    ++write_errors_;
+    return;
+  }
+  std::string bytes(kMagic);
+  for (const HistoryRecord& r : ring_) bytes += frame(r);
+  if (!write_all(fd, bytes) || ::fsync(fd) != 0 || ::rename(tmp.c_str(), options_.path.c_str()) != 0) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    ++write_errors_;
+    return;
+  }
+  const auto dir = std::filesystem::path(options_.path).parent_path();
+  if (int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  ::lseek(fd, 0, SEEK_END);
+  int old = -1;
+  {
+    std::lock_guard lock(mu_);
+    old = fd_;
+    fd_ = fd;
+  }
+  if (old >= 0) ::close(old);
+  records_in_file_ = ring_.size();
+}
+
+void HistoryStore::sync_loop() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    cv_.wait(lock, [&] { return stop_ || dirty_; });
+    if (stop_) return;
+    // Wait out the interval (so a burst costs one sync), then sync a dup of
+    // the current fd outside the lock: appends are not blocked by the sync.
+    cv_.wait_for(lock, options_.sync_interval, [&] { return stop_; });
+    dirty_ = false;
+    const int fd = fd_ >= 0 ? ::dup(fd_) : -1;
+    lock.unlock();
+    if (fd >= 0) {
+      ::fdatasync(fd);
+      ::close(fd);
+    }
+    lock.lock();
+  }
+}
+
+std::vector<HistoryRecord> HistoryStore::query(bool filter_lock, std::string_view lock, std::size_t count,
+                                               std::uint64_t before_id) const {
+  std::vector<HistoryRecord> out;
+  for (auto it = ring_.rbegin(); it != ring_.rend() && out.size() < count; ++it) {
+    if (before_id != 0 && it->id >= before_id) continue;
+    if (filter_lock && it->event.lock != lock) continue;
+    out.push_back(*it);
+  }
+  return out;
+}
+
+}  // namespace leasehold::server

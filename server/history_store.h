@@ -1,0 +1,104 @@
+// server/history_store.h: the audit history: a bounded, durable ring of
+// AuditEvent records (docs/operations.md, "Audit history").
+//
+// Storage: one append-only file (<data_dir>/history.log): a magic line, then
+// records [u32 length][u32 crc32][payload], each written with one write()
+// as it is appended (so a process crash or kill -9 loses none that were
+// appended), and fdatasync'ed by a background thread at most
+// `sync_interval` after it was written (a power loss may lose that window).
+// A torn or corrupt tail (crash mid-write) is cut off at open. When the file
+// holds 2 x max_entries records it is rewritten with the newest max_entries
+// (temp file, fsync, rename), so it never grows without bound.
+//
+// Records are numbered (id) in append order, continuing across restarts. The
+// wall-clock time is for display only; nothing orders or expires by it.
+//
+// Errors: open() gives kIoError (cannot create/read the file) naming it. A
+// later write failure does not stop the server: the store keeps serving what
+// it has in memory, counts the failure (write_errors()) and retries on the
+// next append.
+//
+// Thread-safety: one owner thread (the loop thread) calls every method; the
+// store's own sync thread only fdatasyncs.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "leasehold/status.h"
+#include "log/log.h"
+#include "server/audit_event.h"
+
+namespace leasehold::server {
+
+struct HistoryRecord {
+  std::uint64_t id = 0;
+  std::int64_t wall_ms = 0;        // unix ms, display only
+  log::LogIndex log_index = 0;     // the log entry whose command caused it
+  core::LogMillis log_ms = 0;      // the command's log-clock stamp
+  AuditEvent event;
+  friend bool operator==(const HistoryRecord&, const HistoryRecord&) = default;
+};
+
+struct HistoryOptions {
+  std::string path;                 // the history file
+  std::size_t max_entries = 100'000;  // >= 1
+  std::chrono::milliseconds sync_interval{1000};
+};
+
+class HistoryStore {
+ public:
+  static Result<std::unique_ptr<HistoryStore>> open(const HistoryOptions& options);
+  ~HistoryStore();
+  HistoryStore(const HistoryStore&) = delete;
+  HistoryStore& operator=(const HistoryStore&) = delete;
+
+  // Numbers `event` (id), keeps it and writes it to the file.
+  const HistoryRecord& append(std::int64_t wall_ms, log::LogIndex index, core::LogMillis log_ms, AuditEvent event);
+
+  // Newest first: at most `count` records with id < before_id (0 = no bound),
+  // of lock `lock` only when `filter_lock` is true.
+  std::vector<HistoryRecord> query(bool filter_lock, std::string_view lock, std::size_t count,
+                                   std::uint64_t before_id = 0) const;
+
+  std::size_t size() const { return ring_.size(); }
+  std::uint64_t last_id() const { return next_id_ - 1; }
+  std::uint64_t write_errors() const { return write_errors_; }
+  // Records cut off at open (a torn or corrupt tail).
+  std::uint64_t dropped_at_open() const { return dropped_at_open_; }
+
+ private:
+  explicit HistoryStore(HistoryOptions options);
+  Status load();
+  void write_record(const std::string& bytes);
+  void compact();
+  void sync_loop();
+
+  HistoryOptions options_;
+  std::deque<HistoryRecord> ring_;
+  std::uint64_t next_id_ = 1;
+  std::size_t records_in_file_ = 0;
+  std::uint64_t write_errors_ = 0;
+  std::uint64_t dropped_at_open_ = 0;
+
+  std::mutex mu_;  // guards fd_ changes against the sync thread, and the flags below
+  int fd_ = -1;
+  bool dirty_ = false;
+  bool stop_ = false;
+  std::condition_variable cv_;
+  std::thread sync_thread_;
+};
+
+// The record's payload bytes, and back (kCorruption when malformed). Exposed for tests.
+std::string encode_history_record(const HistoryRecord& record);
+Result<HistoryRecord> decode_history_record(std::string_view bytes);
+
+}  // namespace leasehold::server

@@ -1,0 +1,36 @@
+// server/http_api.h: the JSON bodies of the /api endpoints and /readyz
+// (docs/operations.md lists every field).
+//
+// Names and owners are binary-safe: a lock name is given as "name" (UTF-8;
+// bytes that are not valid UTF-8 become U+FFFD) and always also as
+// "name_b64" (standard base64 of the exact bytes), with "name_binary": true
+// when the two differ. Times: *_ms durations on the log clock (monotonic);
+// "time" fields in history are wall-clock unix ms, display only.
+//
+// Thread-safety: loop thread only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "server/http_server.h"
+
+namespace leasehold::server {
+
+class Server;
+
+HttpResponse api_status(Server& server);
+HttpResponse api_locks(Server& server, std::string_view prefix, std::size_t limit);
+HttpResponse api_lock(Server& server, const std::string& name);
+HttpResponse api_sessions(Server& server, std::size_t limit);
+// lock: filter when `filter`; before_id 0 = newest.
+HttpResponse api_history(Server& server, bool filter, const std::string& lock, std::size_t count,
+                         std::uint64_t before_id);
+HttpResponse readyz(Server& server);
+
+std::string base64_encode(std::string_view bytes);
+bool is_valid_utf8(std::string_view bytes);
+
+}  // namespace leasehold::server

@@ -1,0 +1,19 @@
+// server/http_routes.h: what the operations HTTP listener serves
+// (docs/operations.md): the dashboard (/), /metrics, /healthz, /readyz and
+// the JSON API under /api/. GET and HEAD only (else 405); unknown paths 404.
+//
+// Thread-safety: loop thread only (reads the node's applied state).
+#pragma once
+
+#include "server/http_server.h"
+
+namespace leasehold::server {
+
+class Server;
+
+HttpResponse route_http_request(Server& server, const HttpRequest& request);
+
+// The dashboard page (server/dashboard.html, embedded at build time).
+std::string_view dashboard_html();
+
+}  // namespace leasehold::server

@@ -1,0 +1,142 @@
+#include "server/observability.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "server/http_routes.h"
+#include "server/server.h"
+
+namespace leasehold::server {
+namespace {
+
+std::int64_t wall_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Observability::Observability(Server& server) : server_(server) {}
+Observability::~Observability() = default;
+
+Status Observability::open_history() {
+  HistoryOptions options;
+  options.path = server_.config().data_dir + "/history.log";
+  options.max_entries = std::max<std::size_t>(1, server_.config().history_max_entries);
+  auto store = HistoryStore::open(options);
+  if (!store) return store.status();
+  history_ = std::move(store).value();
+  if (history_->dropped_at_open() != 0) {
+    spdlog::warn("history: cut a torn or corrupt tail file={}", options.path);
+  }
+  spdlog::info("history opened file={} entries={} max_entries={}", options.path, history_->size(),
+               options.max_entries);
+  return Status::ok();
+}
+
+void Observability::attach(node::Node& node, bool cluster) {
+  deriver_.reset(node.state());
+  for (const core::LockInfo& lock : node.state().locks("", SIZE_MAX)) last_token_ = std::max(last_token_, lock.last_token);
+  node::NodeObserver observer;
+  observer.applied = [this](log::LogIndex index, const core::Command& command, const core::ApplyResult& result) {
+    on_applied(index, command, result);
+  };
+  observer.committed = [this, cluster](std::size_t commands, std::chrono::steady_clock::duration latency, bool ok) {
+    metrics_.observe_commit(commands, latency, ok, cluster);
+  };
+  node.set_observer(std::move(observer));
+}
+
+Status Observability::start_http(uv_loop_t* loop) {
+  const ServerConfig& cfg = server_.config();
+  if (cfg.http_listen.empty()) return Status::ok();
+  HttpServerOptions options;
+  if (Status st = parse_listen(cfg.http_listen, options.host, options.port); !st) return st;
+  http_ = std::make_unique<HttpServer>(loop, options, [this](const HttpRequest& req) {
+    return route_http_request(server_, req);
+  });
+  return http_->listen();
+}
+
+void Observability::close() {
+  if (http_) http_->close();
+}
+
+void Observability::note_requester(const std::string& key, std::string who) {
+  if (requesters_.size() > 10'000) requesters_.clear();  // bounded: stale notes of failed proposals
+  requesters_[key] = std::move(who);
+}
+
+void Observability::on_applied(log::LogIndex index, const core::Command& command, const core::ApplyResult& result) {
+  std::vector<AuditEvent> events = deriver_.derive(command, result, server_.node().state());
+  if (events.empty()) return;
+  std::string who;
+  if (const auto* r = std::get_if<core::Revoke>(&command.body)) {
+    if (auto it = requesters_.find(revoke_key(r->lock)); it != requesters_.end()) {
+      who = std::move(it->second);
+      requesters_.erase(it);
+    }
+  } else if (const auto* k = std::get_if<core::KillSession>(&command.body)) {
+    if (auto it = requesters_.find(kill_key(k->session)); it != requesters_.end()) {
+      who = std::move(it->second);
+      requesters_.erase(it);
+    }
+  }
+  const std::int64_t wall = wall_now_ms();
+  for (AuditEvent& e : events) {
+    const bool operator_action = e.kind == AuditKind::kRevoke || e.kind == AuditKind::kKill;
+    if (operator_action && !who.empty()) e.reason += " by " + who;
+    if (operator_action) {
+      spdlog::info("audit {} lock=\"{}\" session={} owner=\"{}\" token={} reason=\"{}\"", audit_kind_name(e.kind),
+                   e.lock, e.session, e.owner, e.token, e.reason);
+    }
+    if (e.kind == AuditKind::kGrant) last_token_ = std::max(last_token_, e.token);
+    metrics_.record(e);
+    if (history_) history_->append(wall, index, command.now, std::move(e));
+  }
+}
+
+MetricsView Observability::view() const {
+  node::Node& node = server_.node();
+  const node::NodeStats st = node.stats();
+  const core::StateMachine& sm = node.state();
+  MetricsView v;
+  v.primary = st.role == node::Role::kPrimary;
+  v.cluster = server_.config().cluster.enabled();
+  v.node_failed = !st.failure.is_ok();
+  v.sessions = sm.session_count();
+  v.locks = sm.lock_count();
+  v.revision = st.applied_revision;
+  v.applied_index = st.applied_index;
+  v.log_last_index = st.log.last;
+  v.pending_proposals = st.pending_proposals;
+  v.catch_ups = st.catch_up_recoveries;
+  v.promotions = st.promotions;
+  v.step_downs = st.step_downs;
+  v.connected_clients = server_.client_count();
+  v.long_hold_threshold_seconds = static_cast<double>(server_.config().long_hold.count()) / 1000.0;
+  if (history_) {
+    v.history_entries = history_->size();
+    v.history_write_errors = history_->write_errors();
+  }
+  const core::LogMillis now = node.log_now();
+  const auto long_hold = static_cast<core::LogMillis>(server_.config().long_hold.count());
+  core::LogMillis oldest = 0;
+  for (const core::LockInfo& lock : sm.locks("", SIZE_MAX)) {
+    v.waiters += lock.waiters.size();
+    v.longest_queue = std::max<std::uint64_t>(v.longest_queue, lock.waiters.size());
+    v.last_token = std::max<std::uint64_t>(v.last_token, lock.last_token);
+    for (const core::HolderInfo& h : lock.holders) {
+      const core::LogMillis age = now > h.acquired_at ? now - h.acquired_at : 0;
+      oldest = std::max(oldest, age);
+      if (age > long_hold) ++v.long_held_locks;
+    }
+  }
+  v.last_token = std::max<std::uint64_t>(v.last_token, last_token_);
+  v.oldest_hold_seconds = static_cast<double>(oldest) / 1000.0;
+  return v;
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,73 @@
+// server/observability.h: metrics, the audit history and the operations
+// HTTP listener of one server, wired to its node (docs/operations.md).
+//
+// attach() hooks the node (node::NodeObserver): every applied command goes
+// through EventDeriver; its events are counted by Metrics, appended to the
+// HistoryStore, and revokes / kills are logged at info level. Each append's
+// batch size and latency go to Metrics. Nothing here changes the state.
+//
+// Who asked: the LOCK.REVOKE / SESSION.KILL handlers call note_requester()
+// before proposing; the next matching event's reason then names the
+// requester ("revoked by 127.0.0.1:5000 (name=ops)"). On a standby (which
+// only follows the log) the requester is unknown and not named.
+//
+// Thread-safety: loop thread only (Metrics::observe_fsync excepted).
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "leasehold/status.h"
+#include "node/node.h"
+#include "server/audit_event.h"
+#include "server/history_store.h"
+#include "server/http_server.h"
+#include "server/metrics.h"
+
+namespace leasehold::server {
+
+class Server;
+
+class Observability {
+ public:
+  explicit Observability(Server& server);
+  ~Observability();
+  Observability(const Observability&) = delete;
+  Observability& operator=(const Observability&) = delete;
+
+  // Opens <data_dir>/history.log (kIoError / kCorruption naming the file).
+  Status open_history();
+  // Starts deriving from the node's current state and hooks its observer.
+  void attach(node::Node& node, bool cluster);
+  // Binds --http-listen when set. Errors as HttpServer::listen().
+  Status start_http(uv_loop_t* loop);
+  // Stops the HTTP listener and closes its connections.
+  void close();
+
+  void note_requester(const std::string& key, std::string who);
+  static std::string revoke_key(const std::string& lock) { return "revoke:" + lock; }
+  static std::string kill_key(core::SessionId session) { return "kill:" + std::to_string(session); }
+
+  Metrics& metrics() { return metrics_; }
+  const HistoryStore* history() const { return history_.get(); }
+  std::uint16_t http_port() const { return http_ ? http_->port() : 0; }
+  // The gauges' view of the node and state now.
+  MetricsView view() const;
+
+ private:
+  void on_applied(log::LogIndex index, const core::Command& command, const core::ApplyResult& result);
+
+  Server& server_;
+  Metrics metrics_;
+  EventDeriver deriver_;
+  std::unique_ptr<HistoryStore> history_;
+  std::unique_ptr<HttpServer> http_;
+  std::map<std::string, std::string> requesters_;
+  core::Token last_token_ = 0;  // highest token granted (locks leave the state when free)
+};
+
+}  // namespace leasehold::server

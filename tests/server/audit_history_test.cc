@@ -1,0 +1,292 @@
+// The audit history's parts without a process: EventDeriver over a real
+// StateMachine (server/audit_event.h), HistoryStore durability, torn tails
+// and retention (server/history_store.h), and the metrics text (server/metrics.h).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/state_machine.h"
+#include "server/audit_event.h"
+#include "server/history_store.h"
+#include "server/metrics.h"
+#include "tests/support/temp_dir.h"
+
+namespace leasehold::server {
+namespace {
+
+class Deriver : public ::testing::Test {
+ protected:
+  std::vector<AuditEvent> run(core::CommandBody body) {
+    core::Command c;
+    c.now = now;
+    c.body = std::move(body);
+    const core::ApplyResult r = sm.apply(c);
+    return d.derive(c, r, sm);
+  }
+  core::SessionId open(const std::string& owner) {
+    core::Command c;
+    c.now = now;
+    c.body = core::OpenSession{60'000, owner};
+    return sm.apply(c).reply.session;
+  }
+  static core::Acquire acq(const std::string& lock, core::SessionId s, bool wait = false, std::uint64_t delay = 0) {
+    core::Acquire a;
+    a.lock = lock;
+    a.session = s;
+    a.wait = wait;
+    a.delay_ms = delay;
+    return a;
+  }
+  core::StateMachine sm;
+  EventDeriver d;
+  core::LogMillis now = 1000;
+};
+
+TEST_F(Deriver, GrantQueueReleaseWithWaitAndHoldTimes) {
+  const auto a = open("alice");
+  const auto b = open("bob");
+  auto ev = run(acq("L", a));
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, AuditKind::kGrant);
+  EXPECT_EQ(ev[0].owner, "alice");
+  EXPECT_EQ(ev[0].reason, "acquired");
+  const core::Token t1 = ev[0].token;
+  EXPECT_TRUE(run(acq("L", b, true)).empty());  // queued: no event yet
+  now += 250;
+  ev = run(core::Release{"L", a, t1});
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].kind, AuditKind::kRelease);
+  EXPECT_EQ(ev[0].hold_ms, 250);
+  EXPECT_EQ(ev[0].token, t1);
+  EXPECT_EQ(ev[1].kind, AuditKind::kGrant);
+  EXPECT_EQ(ev[1].session, b);
+  EXPECT_EQ(ev[1].owner, "bob");
+  EXPECT_EQ(ev[1].wait_ms, 250);
+  EXPECT_GT(ev[1].token, t1);
+  // A refused command yields nothing.
+  EXPECT_TRUE(run(core::Release{"L", a, t1}).empty());
+}
+
+TEST_F(Deriver, ExpiryWithLockDelayKillRevokeAndClose) {
+  const auto a = open("a");
+  run(acq("X", a, false, 5000));
+  now += 10;
+  auto ev = run(core::ExpireSession{a});
+  ASSERT_EQ(ev.size(), 3u);
+  EXPECT_EQ(ev[0].kind, AuditKind::kExpiry);
+  EXPECT_TRUE(ev[0].lock.empty());
+  EXPECT_EQ(ev[1].kind, AuditKind::kExpiry);
+  EXPECT_EQ(ev[1].lock, "X");
+  EXPECT_EQ(ev[1].hold_ms, 10);
+  EXPECT_EQ(ev[2].kind, AuditKind::kLockDelay);
+  EXPECT_EQ(ev[2].delay_ms, 5000);
+
+  const auto k = open("k");
+  run(acq("K", k));
+  ev = run(core::KillSession{k});
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].kind, AuditKind::kKill);
+  EXPECT_EQ(ev[1].kind, AuditKind::kKill);
+  EXPECT_EQ(ev[1].lock, "K");
+
+  const auto r = open("r");
+  run(acq("R", r));
+  ev = run(core::Revoke{"R"});
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, AuditKind::kRevoke);
+  EXPECT_EQ(ev[0].session, r);
+  ev = run(core::Revoke{"R"});  // nobody holds it any more: refused (kNotFound), no event
+  EXPECT_TRUE(ev.empty());
+
+  const auto c = open("c");
+  run(acq("C1", c));
+  run(acq("C2", c));
+  ev = run(core::CloseSession{c});
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].kind, AuditKind::kRelease);
+  EXPECT_EQ(ev[0].reason, "session closed");
+  EXPECT_EQ(ev[1].lock, "C2");
+}
+
+TEST_F(Deriver, CompatKeysAreGrantsAndReleases) {
+  core::CompatSet set;
+  set.key = "k";
+  set.value = "v";
+  set.ttl_ms = 10'000;
+  set.condition = core::CompatCondition::kIfAbsent;
+  auto ev = run(set);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, AuditKind::kGrant);
+  EXPECT_EQ(ev[0].reason, "compat set");
+  EXPECT_EQ(ev[0].lock, "k");
+  EXPECT_TRUE(run(set).empty());  // NX on a present key: refused, nothing recorded
+  now += 5;
+  ev = run(core::CompatDelete{"k", std::nullopt});
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, AuditKind::kRelease);
+  EXPECT_EQ(ev[0].reason, "compat delete");
+  EXPECT_EQ(ev[0].hold_ms, 5);
+}
+
+TEST_F(Deriver, ResetFromStateKnowsExistingHolds) {
+  const auto a = open("a");
+  const core::Token t = run(acq("H", a))[0].token;
+  EventDeriver fresh;
+  fresh.reset(sm);
+  now += 40;
+  core::Command c;
+  c.now = now;
+  c.body = core::Release{"H", a, t};
+  const core::ApplyResult r = sm.apply(c);
+  const auto ev = fresh.derive(c, r, sm);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].hold_ms, 40);
+  EXPECT_EQ(ev[0].owner, "a");
+}
+
+AuditEvent event(const std::string& lock, core::Token token) {
+  AuditEvent e;
+  e.kind = AuditKind::kGrant;
+  e.lock = lock;
+  e.session = 7;
+  e.owner = "o";
+  e.token = token;
+  e.reason = "acquired";
+  return e;
+}
+
+TEST(HistoryStoreTest, SurvivesReopenAndContinuesIds) {
+  testing::TempDir dir("history-store");
+  HistoryOptions o;
+  o.path = dir.file("h/history.log");
+  {
+    auto s = HistoryStore::open(o);
+    ASSERT_TRUE(s) << s.status().to_string();
+    for (int i = 1; i <= 5; ++i) (*s)->append(1000 + i, i, i, event(i % 2 ? "odd" : std::string("ev\0n", 4), i));
+  }
+  auto s = HistoryStore::open(o);
+  ASSERT_TRUE(s);
+  EXPECT_EQ((*s)->size(), 5u);
+  EXPECT_EQ((*s)->last_id(), 5u);
+  const auto odd = (*s)->query(true, "odd", 10);
+  ASSERT_EQ(odd.size(), 3u);
+  EXPECT_EQ(odd[0].id, 5u);  // newest first
+  EXPECT_EQ(odd[2].id, 1u);
+  EXPECT_EQ((*s)->query(true, std::string("ev\0n", 4), 10).size(), 2u);
+  EXPECT_EQ((*s)->query(false, "", 2, 3).size(), 2u);  // before id 3: ids 2, 1
+  EXPECT_EQ((*s)->append(0, 6, 6, event("x", 6)).id, 6u);
+}
+
+TEST(HistoryStoreTest, TornTailIsCutAndLaterAppendsSurvive) {
+  testing::TempDir dir("history-torn");
+  HistoryOptions o;
+  o.path = dir.file("history.log");
+  {
+    auto s = HistoryStore::open(o);
+    ASSERT_TRUE(s);
+    (*s)->append(1, 1, 1, event("a", 1));
+    (*s)->append(2, 2, 2, event("a", 2));
+  }
+  const auto full = std::filesystem::file_size(o.path);
+  std::filesystem::resize_file(o.path, full - 3);  // a crash mid-write
+  {
+    auto s = HistoryStore::open(o);
+    ASSERT_TRUE(s);
+    EXPECT_EQ((*s)->size(), 1u);
+    EXPECT_EQ((*s)->dropped_at_open(), 1u);
+    (*s)->append(3, 3, 3, event("a", 3));
+  }
+  auto s = HistoryStore::open(o);
+  ASSERT_TRUE(s);
+  const auto all = (*s)->query(false, "", 10);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].event.token, 3u);
+  EXPECT_EQ(all[1].event.token, 1u);
+}
+
+TEST(HistoryStoreTest, RetentionBoundsMemoryAndFile) {
+  testing::TempDir dir("history-bound");
+  HistoryOptions o;
+  o.path = dir.file("history.log");
+  o.max_entries = 10;
+  std::uintmax_t biggest = 0;
+  {
+    auto s = HistoryStore::open(o);
+    ASSERT_TRUE(s);
+    for (int i = 1; i <= 95; ++i) {
+      (*s)->append(i, i, i, event("lock", i));
+      biggest = std::max(biggest, std::filesystem::file_size(o.path));
+      ASSERT_LE((*s)->size(), 10u);
+    }
+  }
+  auto s = HistoryStore::open(o);
+  ASSERT_TRUE(s);
+  const auto all = (*s)->query(false, "", 100);
+  ASSERT_EQ(all.size(), 10u);
+  EXPECT_EQ(all.front().id, 95u);
+  EXPECT_EQ(all.back().id, 86u);
+  const std::uintmax_t one = std::filesystem::file_size(o.path) / 10;
+  EXPECT_LE(biggest, one * 21 + 64);  // never more than 2 x max_entries records
+}
+
+TEST(HistoryStoreTest, ForeignFileIsRefused) {
+  testing::TempDir dir("history-foreign");
+  HistoryOptions o;
+  o.path = dir.file("history.log");
+  std::ofstream(o.path) << "not a history file";
+  auto s = HistoryStore::open(o);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.status().code(), ErrorCode::kCorruption);
+}
+
+TEST(HistoryCodec, RoundTripAndRejectsGarbage) {
+  HistoryRecord r;
+  r.id = 9;
+  r.wall_ms = 1'700'000'000'000;
+  r.log_index = 4;
+  r.log_ms = 77;
+  r.event = event(std::string("\xff\x00", 2), 12);
+  r.event.hold_ms = 0;
+  auto back = decode_history_record(encode_history_record(r));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, r);
+  EXPECT_FALSE(decode_history_record("\x01"));
+  std::string bad = encode_history_record(r);
+  bad += "x";
+  EXPECT_FALSE(decode_history_record(bad));
+}
+
+TEST(MetricsText, EveryMetricHasHelpAndCountsEvents) {
+  Metrics m;
+  AuditEvent g = event("L", 3);
+  m.record(g);
+  AuditEvent rel = g;
+  rel.kind = AuditKind::kRelease;
+  rel.reason = "released";
+  rel.hold_ms = 1500;
+  m.record(rel);
+  m.observe_commit(3, std::chrono::milliseconds(2), true, false);
+  m.observe_fsync(std::chrono::milliseconds(1));
+  MetricsView v;
+  v.primary = true;
+  v.long_held_locks = 2;
+  const std::string text = m.render(v);
+  EXPECT_NE(text.find("leasehold_grants_total{reason=\"acquired\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("leasehold_releases_total{reason=\"released\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("leasehold_hold_seconds_count 1"), std::string::npos);
+  EXPECT_NE(text.find("leasehold_commit_batch_commands_sum 3"), std::string::npos);
+  EXPECT_NE(text.find("leasehold_long_held_locks 2"), std::string::npos);
+  EXPECT_NE(text.find("leasehold_role{role=\"primary\"} 1"), std::string::npos);
+  // Every family has a HELP line.
+  std::size_t types = 0, helps = 0;
+  for (std::size_t p = text.find("# TYPE"); p != std::string::npos; p = text.find("# TYPE", p + 1)) ++types;
+  for (std::size_t p = text.find("# HELP"); p != std::string::npos; p = text.find("# HELP", p + 1)) ++helps;
+  EXPECT_EQ(types, helps);
+  EXPECT_GT(types, 25u);
+}
+
+}  // namespace
+}  // namespace leasehold::server
