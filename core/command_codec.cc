@@ -28,7 +28,14 @@ struct BodyWriter {
     w.varint(b.wait_ms);
     w.varint(b.delay_ms);
   }
-  void operator()(const Release& b) { w.bytes(b.lock); w.varint(b.session); w.varint(b.token); }
+  // by_other is an optional trailing flag: written only when set, so that a
+  // holder's own release keeps the original layout.
+  void operator()(const Release& b) {
+    w.bytes(b.lock);
+    w.varint(b.session);
+    w.varint(b.token);
+    if (b.by_other) w.boolean(true);
+  }
   void operator()(const CancelWait& b) { w.bytes(b.lock); w.varint(b.session); }
   void operator()(const TimeoutWait& b) { w.bytes(b.lock); w.varint(b.session); }
   void operator()(const Revoke& b) { w.bytes(b.lock); }
@@ -67,7 +74,15 @@ struct BodyReader {
     b.wait_ms = in.varint();
     b.delay_ms = in.varint();
   }
-  void operator()(Release& b) { b.lock = str(); b.session = in.varint(); b.token = in.varint(); }
+  void operator()(Release& b) {
+    b.lock = str();
+    b.session = in.varint();
+    b.token = in.varint();
+    if (in.ok() && !in.at_end()) {
+      b.by_other = in.boolean();
+      if (!b.by_other) in.fail();  // the flag is written only when set
+    }
+  }
   void operator()(CancelWait& b) { b.lock = str(); b.session = in.varint(); }
   void operator()(TimeoutWait& b) { b.lock = str(); b.session = in.varint(); }
   void operator()(Revoke& b) { b.lock = str(); }

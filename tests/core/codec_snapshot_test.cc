@@ -23,6 +23,7 @@ std::vector<Command> sample_commands() {
   add(SetSessionTtl{9, 77});
   add(acq(std::string(300, 'x'), 5, LockMode::kSemaphore, true, 100, 200, 4), 99, 5, ~0ULL);
   add(Release{"L", 5, 123456789012ULL});
+  add(Release{"L", 5, 7, true});
   add(CancelWait{"L", 5});
   add(TimeoutWait{"L", 5});
   add(Revoke{"L"});
@@ -54,6 +55,22 @@ TEST(CoreCodec, RoundTripEveryCommand) {
   EXPECT_EQ(acquire.mode, LockMode::kSemaphore);
   EXPECT_TRUE(acquire.wait);
   EXPECT_EQ(acquire.delay_ms, 200U);
+}
+
+// by_other is a trailing flag written only when set: a holder's own release
+// keeps the original bytes, and an explicit "false" flag is not a valid image.
+TEST(CoreCodec, ReleaseByOtherFlagIsOptionalAndStrict) {
+  const std::string own = encode_command(Command{0, 0, 0, Release{"L", 5, 7}});
+  const std::string other = encode_command(Command{0, 0, 0, Release{"L", 5, 7, true}});
+  EXPECT_EQ(other, own + '\x01');
+  Result<Command> back = decode_command(other);
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_TRUE(std::get<Release>(back->body).by_other);
+  back = decode_command(own);
+  ASSERT_TRUE(back.is_ok());
+  EXPECT_FALSE(std::get<Release>(back->body).by_other);
+  EXPECT_FALSE(decode_command(own + '\x00').is_ok());
+  EXPECT_FALSE(decode_command(own + '\x02').is_ok());
 }
 
 TEST(CoreCodec, BatchRoundTrip) {
