@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "common/assert.h"
 #include "core/state.h"
 
 namespace leasehold::core::detail {
@@ -77,6 +78,9 @@ Reply apply_compat_set(Ctx& c, const CompatSet& set) {
   const auto it = c.s.locks.try_emplace(set.key).first;
   Lock& l = it->second;
   l.compat = true;
+  // The key's lock is exclusive: the old holder (if any) was ended above.
+  LEASEHOLD_ASSERT(l.holders.empty(), "compat key '{}' still has {} holder(s)", set.key, l.holders.size());
+  LEASEHOLD_ASSERT(c.rev >= l.last_token, "compat token {} below last token {}", c.rev, l.last_token);
   l.holders.push_back(Holder{c.rev, c.rev, c.now, 0, 0, LockMode::kExclusive});
   l.last_token = c.rev;
   sess.locks.push_back(&*it);

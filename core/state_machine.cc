@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/assert.h"
 #include "core/state.h"
 
 namespace leasehold::core {
@@ -161,6 +162,8 @@ ApplyResult StateMachine::apply(const Command& cmd) {
   out.reply = dispatch(c);
   if (cmd.seq != 0) record(s, cmd.session, cmd.seq, out.reply);
   if (!out.reply.is_error()) {
+    // The revision (and so every token) moves forward by exactly one.
+    LEASEHOLD_ASSERT(c.rev == s.revision + 1 && c.rev != 0, "revision {} after {}", c.rev, s.revision);
     s.revision = c.rev;
     s.last_now = c.now;
     sweep_delays(c);

@@ -37,6 +37,12 @@ struct ServerConfig {
   std::chrono::milliseconds idle_timeout{30'000};
 };
 
+// Refuses limits that could not serve: ones that would make every command
+// (or every command of a kind) fail, e.g. --min-ttl-ms above --max-ttl-ms,
+// --max-name-bytes 0, a batch too small for the largest command the limits
+// allow. kInvalidArgument naming the flags (one problem per message).
+Status validate_config(const ServerConfig& config);
+
 // Parses "host:port" (IPv4 or [IPv6]:port). kInvalidArgument naming the problem.
 Status parse_listen(const std::string& text, std::string& host, std::uint16_t& port);
 
