@@ -28,14 +28,7 @@ struct BodyWriter {
     w.varint(b.wait_ms);
     w.varint(b.delay_ms);
   }
-  // by_other is an optional trailing flag: written only when set, so that a
-  // holder's own release keeps the original layout.
-  void operator()(const Release& b) {
-    w.bytes(b.lock);
-    w.varint(b.session);
-    w.varint(b.token);
-    if (b.by_other) w.boolean(true);
-  }
+  void operator()(const Release& b) { w.bytes(b.lock); w.varint(b.session); w.varint(b.token); }
   void operator()(const CancelWait& b) { w.bytes(b.lock); w.varint(b.session); }
   void operator()(const TimeoutWait& b) { w.bytes(b.lock); w.varint(b.session); }
   void operator()(const Revoke& b) { w.bytes(b.lock); }
@@ -74,15 +67,7 @@ struct BodyReader {
     b.wait_ms = in.varint();
     b.delay_ms = in.varint();
   }
-  void operator()(Release& b) {
-    b.lock = str();
-    b.session = in.varint();
-    b.token = in.varint();
-    if (in.ok() && !in.at_end()) {
-      b.by_other = in.boolean();
-      if (!b.by_other) in.fail();  // the flag is written only when set
-    }
-  }
+  void operator()(Release& b) { b.lock = str(); b.session = in.varint(); b.token = in.varint(); }
   void operator()(CancelWait& b) { b.lock = str(); b.session = in.varint(); }
   void operator()(TimeoutWait& b) { b.lock = str(); b.session = in.varint(); }
   void operator()(Revoke& b) { b.lock = str(); }
@@ -117,6 +102,18 @@ bool body_for_tag(std::size_t tag, CommandBody& body) {
   }
 }
 
+// A Release with by_other set has a type of its own (same body as a Release),
+// so a holder's own release keeps its bytes and no prefix of one decodes as
+// the other.
+constexpr std::uint8_t kReleaseByOtherTag = 15;
+static_assert(std::variant_size_v<CommandBody> < kReleaseByOtherTag, "tag 15 is taken: move kReleaseByOtherTag");
+
+std::uint8_t tag_of(const Command& c) {
+  const auto* release = std::get_if<Release>(&c.body);
+  if (release != nullptr && release->by_other) return kReleaseByOtherTag;
+  return static_cast<std::uint8_t>(c.body.index() + 1);
+}
+
 Status invalid(std::string what) { return Status(ErrorCode::kInvalidArgument, "command codec: " + std::move(what)); }
 
 }  // namespace
@@ -125,7 +122,7 @@ void encode_command_to(const Command& c, std::string& out) {
   ByteWriter w;
   std::swap(w.buffer(), out);
   w.u8(kCommandCodecVersion);
-  w.u8(static_cast<std::uint8_t>(c.body.index() + 1));
+  w.u8(tag_of(c));
   w.varint(c.now);
   w.varint(c.session);
   w.varint(c.seq);
@@ -146,11 +143,15 @@ Result<Command> decode_command(std::string_view bytes) {
   if (version != kCommandCodecVersion) return invalid("unsupported version " + std::to_string(version));
   const std::uint8_t tag = in.u8();
   Command c;
-  if (!in.ok() || !body_for_tag(tag, c.body)) return invalid("unknown command type " + std::to_string(tag));
+  if (in.ok() && tag == kReleaseByOtherTag) {
+    c.body.emplace<Release>().by_other = true;
+  } else if (!in.ok() || !body_for_tag(tag, c.body)) {
+    return invalid("unknown command type " + std::to_string(tag));
+  }
   c.now = in.varint();
   c.session = in.varint();
   c.seq = in.varint();
-  std::visit(BodyReader{in}, c.body);
+  std::visit(BodyReader{in}, c.body);  // keeps Release::by_other
   if (!in.ok()) return invalid("truncated or malformed command");
   if (!in.at_end()) return invalid("trailing bytes after command");
   return c;

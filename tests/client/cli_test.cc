@@ -222,8 +222,10 @@ TEST_F(CliTest, ErrorsAreOneLineAndNonZero) {
 
 TEST_F(CliTest, ReadCommandsPrintTextAndJson) {
   const std::string marker = dir_.file("json.marker");
+  // Held for longer than the (slow, loaded) reads below take; `exec` so that
+  // the parent-death signal reaches the sleep when the test kills the CLI.
   Subprocess a = spawn("holder", {"lock", "--ttl", "5s", "jobs/one", "--", "sh", "-c",
-                                  "echo started >> " + marker + "; sleep 5"});
+                                  "echo started >> " + marker + "; exec sleep 120"});
   ASSERT_TRUE(wait_for_text(marker, "started"));
   CliRun status = run("status", {"status", "--json"});
   EXPECT_EQ(status.code, 0);
