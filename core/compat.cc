@@ -71,6 +71,7 @@ Reply apply_compat_set(Ctx& c, const CompatSet& set) {
   if (old != nullptr) end_session(c, old->session, EndKind::kReplace);  // frees key, lock, value
 
   Session& sess = c.s.sessions[c.rev];
+  note_session_opened(c.s, c.rev);
   sess.ttl_ms = set.ttl_ms;
   sess.opened_at = c.now;
   sess.owner = "compat";

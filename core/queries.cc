@@ -80,25 +80,12 @@ std::optional<LockInfo> StateMachine::lock(std::string_view name) const {
 }
 
 std::vector<SessionInfo> StateMachine::sessions(SessionId after, std::size_t max) const {
-  // A max-heap of the `max` smallest ids above `after`.
-  std::vector<std::pair<SessionId, const Session*>> page;
-  page.reserve(std::min(max, s_->sessions.size()));
-  const auto by_id = [](const auto& a, const auto& b) { return a.first < b.first; };
-  for (const auto& [id, sess] : s_->sessions) {
-    if (id <= after || max == 0) continue;
-    if (page.size() < max) {
-      page.emplace_back(id, &sess);
-      std::push_heap(page.begin(), page.end(), by_id);
-    } else if (id < page.front().first) {
-      std::pop_heap(page.begin(), page.end(), by_id);
-      page.back() = {id, &sess};
-      std::push_heap(page.begin(), page.end(), by_id);
-    }
-  }
-  std::sort_heap(page.begin(), page.end(), by_id);
+  const auto& ids = s_->session_order.ids;  // ascending, with stale ids of ended sessions
   std::vector<SessionInfo> out;
-  out.reserve(page.size());
-  for (const auto& [id, sess] : page) out.push_back(session_info(id, *sess));
+  for (auto it = std::upper_bound(ids.begin(), ids.end(), after); it != ids.end() && out.size() < max; ++it) {
+    const auto found = s_->sessions.find(*it);
+    if (found != s_->sessions.end()) out.push_back(session_info(*it, found->second));
+  }
   return out;
 }
 

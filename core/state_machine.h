@@ -98,7 +98,7 @@ class StateMachine {
   std::optional<SessionInfo> session(SessionId id) const;
   std::vector<SessionInfo> sessions() const;  // ordered by id (all: O(n log n))
   // One page: the sessions with id > `after`, in id order, at most `max`.
-  // O(sessions * log max), no allocation beyond the page.
+  // O(log sessions + max) (plus stale ids of ended sessions, amortized).
   std::vector<SessionInfo> sessions(SessionId after, std::size_t max) const;
   std::optional<LockInfo> lock(std::string_view name) const;
   // Locks whose name starts with `prefix`, in name order, at most `max`.

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -144,6 +145,22 @@ TEST_F(CliStopTest, AReleaseByAnotherConnectionStopsTheHolder) {
   EXPECT_NE(err.find("released-by-other"), std::string::npos) << err;
   EXPECT_EQ(b.wait(10s), 0) << read_file(dir_.file("second.err"));
   EXPECT_TRUE(wait_for_text(marker, "second", 1s));
+}
+
+// Interactive use: on a terminal (a pty from `script`), CMD's group becomes
+// the foreground group, so CMD can read the terminal (a background group
+// reading it would be stopped by SIGTTIN and hang).
+TEST_F(CliStopTest, AnInteractiveCommandOwnsTheTerminal) {
+  const std::string runner = dir_.file("tty.sh");
+  {
+    std::ofstream out(runner);
+    out << "echo hello | script -qec \"" << leasehold_binary()
+        << " lock tty -- sh -c 'read x; echo got:\\$x; exit 4'\" /dev/null\n";
+  }
+  auto p = Subprocess::spawn({"sh", runner}, opts("tty"));
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  EXPECT_EQ(p->wait(30s), 4) << read_file(dir_.file("tty.out")) << read_file(dir_.file("tty.err"));
+  EXPECT_NE(read_file(dir_.file("tty.out")).find("got:hello"), std::string::npos);
 }
 
 }  // namespace
