@@ -104,9 +104,9 @@ bool body_for_tag(std::size_t tag, CommandBody& body) {
 
 // A Release with by_other set has a type of its own (same body as a Release),
 // so a holder's own release keeps its bytes and no prefix of one decodes as
-// the other.
-constexpr std::uint8_t kReleaseByOtherTag = 15;
-static_assert(std::variant_size_v<CommandBody> < kReleaseByOtherTag, "tag 15 is taken: move kReleaseByOtherTag");
+// the other. Far above the variant's tags, which grow with new commands.
+constexpr std::uint8_t kReleaseByOtherTag = 64;
+static_assert(std::variant_size_v<CommandBody> < kReleaseByOtherTag, "tag 64 is taken: move kReleaseByOtherTag");
 
 std::uint8_t tag_of(const Command& c) {
   const auto* release = std::get_if<Release>(&c.body);

@@ -162,8 +162,9 @@ ApplyResult StateMachine::apply(const Command& cmd) {
   out.reply = dispatch(c);
   if (cmd.seq != 0) record(s, cmd.session, cmd.seq, out.reply);
   if (!out.reply.is_error()) {
-    // The revision (and so every token) moves forward by exactly one.
-    LEASEHOLD_ASSERT(c.rev == s.revision + 1 && c.rev != 0, "revision {} after {}", c.rev, s.revision);
+    // The revision (and so every token) only moves forward (by one, or up to
+    // a floor a handler set); never back, never repeated.
+    LEASEHOLD_ASSERT(c.rev > s.revision, "revision {} after {}", c.rev, s.revision);
     s.revision = c.rev;
     s.last_now = c.now;
     sweep_delays(c);

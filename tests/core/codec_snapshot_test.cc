@@ -57,14 +57,14 @@ TEST(CoreCodec, RoundTripEveryCommand) {
   EXPECT_EQ(acquire.delay_ms, 200U);
 }
 
-// A release by another has a type of its own (15) with a Release body: a
+// A release by another has a type of its own (64) with a Release body: a
 // holder's own release keeps its bytes (type 7) and the flag round-trips.
 TEST(CoreCodec, ReleaseByOtherHasItsOwnType) {
   const std::string own = encode_command(Command{0, 0, 0, Release{"L", 5, 7}});
   const std::string other = encode_command(Command{0, 0, 0, Release{"L", 5, 7, true}});
   ASSERT_EQ(own.size(), other.size());
   EXPECT_EQ(own[1], 7);
-  EXPECT_EQ(other[1], 15);
+  EXPECT_EQ(other[1], 64);
   EXPECT_EQ(own.substr(2), other.substr(2));
   Result<Command> back = decode_command(other);
   ASSERT_TRUE(back.is_ok()) << back.status().to_string();
