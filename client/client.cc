@@ -1,5 +1,6 @@
 #include "leasehold/client.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "client/client_core.h"
@@ -12,6 +13,7 @@ using detail::CallSpec;
 using detail::Retry;
 
 constexpr std::size_t kMaxEndpoints = 64;
+constexpr std::size_t kListPage = 1000;  // items per SESSION.LIST / LOCK.LIST page
 
 std::string ms_arg(Millis ms) { return std::to_string(ms.count()); }
 
@@ -175,8 +177,9 @@ Status Client::close_session(std::uint64_t session) {
   return r ? detail::decode_ok(*r, "SESSION.CLOSE") : r.status();
 }
 
-Result<std::vector<SessionInfo>> Client::list_sessions() {
-  auto r = core_->call({"SESSION.LIST"}, bounded(*core_));
+Result<std::vector<SessionInfo>> Client::list_sessions_page(std::uint64_t after, std::size_t count) {
+  auto r = core_->call({"SESSION.LIST", "AFTER", std::to_string(after), "COUNT", std::to_string(count)},
+                       bounded(*core_));
   if (!r) return r.status();
   std::vector<SessionInfo> out;
   for (const auto& v : r->elements) {
@@ -185,6 +188,18 @@ Result<std::vector<SessionInfo>> Client::list_sessions() {
     out.push_back(std::move(*s));
   }
   return out;
+}
+
+Result<std::vector<SessionInfo>> Client::list_sessions() {
+  std::vector<SessionInfo> out;
+  std::uint64_t after = 0;
+  while (true) {
+    auto page = list_sessions_page(after, kListPage);
+    if (!page) return page.status();
+    if (page->empty()) return out;
+    after = page->back().id;
+    for (auto& s : *page) out.push_back(std::move(s));
+  }
 }
 
 Status Client::kill_session(std::uint64_t session) {
@@ -266,9 +281,14 @@ Result<std::vector<HistoryEntry>> Client::lock_history(std::string_view name, st
   return out;
 }
 
-Result<std::vector<LockInfo>> Client::list_locks(std::string_view prefix, std::size_t count) {
-  std::vector<std::string> args{"LOCK.LIST"};
-  if (!prefix.empty()) args.emplace_back(prefix);
+Result<std::vector<LockInfo>> Client::list_locks_page(std::string_view prefix, std::string_view after,
+                                                      std::size_t count) {
+  // The prefix is always sent (possibly empty) so that it is never taken for an option.
+  std::vector<std::string> args{"LOCK.LIST", std::string(prefix)};
+  if (!after.empty()) {
+    args.emplace_back("AFTER");
+    args.emplace_back(after);
+  }
   args.emplace_back("COUNT");
   args.push_back(std::to_string(count));
   auto r = core_->call(args, bounded(*core_));
@@ -278,6 +298,19 @@ Result<std::vector<LockInfo>> Client::list_locks(std::string_view prefix, std::s
     auto info = detail::decode_lock(v);
     if (!info) return info.status();
     out.push_back(std::move(*info));
+  }
+  return out;
+}
+
+Result<std::vector<LockInfo>> Client::list_locks(std::string_view prefix, std::size_t count) {
+  std::vector<LockInfo> out;
+  std::string after;
+  while (out.size() < count) {
+    auto page = list_locks_page(prefix, after, std::min(count - out.size(), kListPage));
+    if (!page) return page.status();
+    if (page->empty()) break;
+    after = page->back().name;
+    for (auto& l : *page) out.push_back(std::move(l));
   }
   return out;
 }

@@ -84,10 +84,13 @@ struct Acquire {
 // Reply: kOk; kStaleToken (and no change) if the session holds the lock with
 // another token or the token is not the holder's; kNotHolder if it does not
 // hold it.
+// `by_other`: the request did not come from the holder itself (the server
+// decides; see docs/protocol.md): the holder gets LockLost{kReleasedByOther}.
 struct Release {
   std::string lock;
   SessionId session = 0;
   Token token = 0;
+  bool by_other = false;
 };
 
 // Cancels `session`'s queued wait on `lock`. Reply: kOk or kNotFound.

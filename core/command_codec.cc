@@ -112,6 +112,18 @@ bool body_for_tag(std::size_t tag, CommandBody& body) {
   }
 }
 
+// A Release with by_other set has a type of its own (same body as a Release),
+// so a holder's own release keeps its bytes and no prefix of one decodes as
+// the other. Far above the variant's tags, which grow with new commands.
+constexpr std::uint8_t kReleaseByOtherTag = 64;
+static_assert(std::variant_size_v<CommandBody> < kReleaseByOtherTag, "tag 64 is taken: move kReleaseByOtherTag");
+
+std::uint8_t tag_of(const Command& c) {
+  const auto* release = std::get_if<Release>(&c.body);
+  if (release != nullptr && release->by_other) return kReleaseByOtherTag;
+  return static_cast<std::uint8_t>(c.body.index() + 1);
+}
+
 Status invalid(std::string what) { return Status(ErrorCode::kInvalidArgument, "command codec: " + std::move(what)); }
 
 }  // namespace
@@ -120,7 +132,7 @@ void encode_command_to(const Command& c, std::string& out) {
   ByteWriter w;
   std::swap(w.buffer(), out);
   w.u8(kCommandCodecVersion);
-  w.u8(static_cast<std::uint8_t>(c.body.index() + 1));
+  w.u8(tag_of(c));
   w.varint(c.now);
   w.varint(c.session);
   w.varint(c.seq);
@@ -141,11 +153,15 @@ Result<Command> decode_command(std::string_view bytes) {
   if (version != kCommandCodecVersion) return invalid("unsupported version " + std::to_string(version));
   const std::uint8_t tag = in.u8();
   Command c;
-  if (!in.ok() || !body_for_tag(tag, c.body)) return invalid("unknown command type " + std::to_string(tag));
+  if (in.ok() && tag == kReleaseByOtherTag) {
+    c.body.emplace<Release>().by_other = true;
+  } else if (!in.ok() || !body_for_tag(tag, c.body)) {
+    return invalid("unknown command type " + std::to_string(tag));
+  }
   c.now = in.varint();
   c.session = in.varint();
   c.seq = in.varint();
-  std::visit(BodyReader{in}, c.body);
+  std::visit(BodyReader{in}, c.body);  // keeps Release::by_other
   if (!in.ok()) return invalid("truncated or malformed command");
   if (!in.at_end()) return invalid("trailing bytes after command");
   return c;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "common/assert.h"
 #include "core/state.h"
 
 namespace leasehold::core::detail {
@@ -74,6 +75,7 @@ Reply apply_compat_set(Ctx& c, const CompatSet& set) {
   if (old != nullptr) end_session(c, old->session, EndKind::kReplace);  // frees key, lock, value
 
   Session& sess = c.s.sessions[c.rev];
+  note_session_opened(c.s, c.rev);
   sess.ttl_ms = set.ttl_ms;
   sess.opened_at = c.now;
   sess.owner = "compat";
@@ -81,6 +83,9 @@ Reply apply_compat_set(Ctx& c, const CompatSet& set) {
   const auto it = c.s.locks.try_emplace(set.key).first;
   Lock& l = it->second;
   l.compat = true;
+  // The key's lock is exclusive: the old holder (if any) was ended above.
+  LEASEHOLD_ASSERT(l.holders.empty(), "compat key '{}' still has {} holder(s)", set.key, l.holders.size());
+  LEASEHOLD_ASSERT(c.rev >= l.last_token, "compat token {} below last token {}", c.rev, l.last_token);
   l.holders.push_back(Holder{c.rev, c.rev, c.now, 0, 0, LockMode::kExclusive});
   l.last_token = c.rev;
   sess.locks.push_back(&*it);

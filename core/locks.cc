@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/assert.h"
 #include "core/state.h"
 
 namespace leasehold::core::detail {
@@ -42,8 +43,19 @@ auto find_session(Vec& v, SessionId id) {
   return std::find_if(v.begin(), v.end(), [id](const auto& x) { return x.session == id; });
 }
 
+// Invariants (a violation means the grant logic is wrong; granting anyway
+// would break mutual exclusion or fencing, so the process stops): an
+// exclusive holder is alone, a semaphore has at most `limit` holders, and a
+// lock's tokens never go backwards (several grants by one command share it).
 void add_holder(Ctx& c, Lock& l, SessionId session, LockMode mode, std::uint64_t delay_ms,
                 std::uint64_t seq) {
+  LEASEHOLD_ASSERT(l.holders.empty() || (mode != LockMode::kExclusive && l.holders.front().mode != LockMode::kExclusive),
+                   "grant of {} to session {} next to {} holder(s), first {}", mode_name(mode), session,
+                   l.holders.size(), mode_name(l.holders.front().mode));
+  LEASEHOLD_ASSERT(!l.semaphore || l.holders.size() < l.limit, "semaphore grant to session {} beyond limit {}",
+                   session, l.limit);
+  LEASEHOLD_ASSERT(c.rev >= l.last_token, "token {} for session {} is below the lock's last token {}", c.rev,
+                   session, l.last_token);
   l.holders.push_back(Holder{session, c.rev, c.now, delay_ms, seq, mode});
   l.last_token = c.rev;
 }
@@ -140,10 +152,10 @@ void sweep_delays(Ctx& c) {
   while (!c.s.delayed.empty() && c.s.delayed.begin()->first <= c.now) {
     const auto first = c.s.delayed.begin();
     const auto it = c.s.locks.find(first->second);
-    if (it == c.s.locks.end()) {  // cannot happen (invariant); never loop forever
-      c.s.delayed.erase(first);
-      continue;
-    }
+    // A lock with a lock-delay in force exists (it is erased only when idle
+    // with no delay). Carrying on would skip that lock's waiters.
+    LEASEHOLD_ASSERT(it != c.s.locks.end(), "lock-delay until {} of lock '{}' has no lock", first->first,
+                     first->second);
     grant_waiters(c, *it);  // clears the delay, so the loop advances
   }
 }
@@ -279,6 +291,9 @@ Reply apply_release(Ctx& c, const Release& r) {
   }
   if (l.compat) {
     return Reply::fail(ErrorCode::kConflict, "lock '" + r.lock + "' is a compat key; use DEL");
+  }
+  if (r.by_other) {
+    c.effects.emplace_back(LockLost{r.lock, r.session, r.token, LossReason::kReleasedByOther});
   }
   l.holders.erase(h);
   erase_session_link(sit->second, &*it);

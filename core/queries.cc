@@ -1,5 +1,7 @@
 // core/queries.cc: read-only views of the state (no state change).
 #include <algorithm>
+#include <cstdint>
+#include <utility>
 
 #include "core/state.h"
 
@@ -77,19 +79,53 @@ std::optional<LockInfo> StateMachine::lock(std::string_view name) const {
   return lock_info(*s_, *it);
 }
 
-std::vector<LockInfo> StateMachine::locks(std::string_view prefix, std::size_t max) const {
-  std::vector<const LockEntry*> matches;
-  for (const LockEntry& e : s_->locks) {
-    if (std::string_view(e.first).starts_with(prefix)) matches.push_back(&e);
+std::vector<SessionInfo> StateMachine::sessions(SessionId after, std::size_t max) const {
+  const auto& ids = s_->session_order.ids;  // ascending, with stale ids of ended sessions
+  std::vector<SessionInfo> out;
+  for (auto it = std::upper_bound(ids.begin(), ids.end(), after); it != ids.end() && out.size() < max; ++it) {
+    const auto found = s_->sessions.find(*it);
+    if (found != s_->sessions.end()) out.push_back(session_info(*it, found->second));
   }
-  const auto by_name = [](const LockEntry* a, const LockEntry* b) { return a->first < b->first; };
-  const std::size_t n = std::min(max, matches.size());
-  std::partial_sort(matches.begin(), matches.begin() + static_cast<std::ptrdiff_t>(n), matches.end(),
-                    by_name);
-  std::vector<LockInfo> out;
-  out.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) out.push_back(lock_info(*s_, *matches[i]));
   return out;
+}
+
+std::vector<LockInfo> StateMachine::locks(std::string_view prefix, std::size_t max) const {
+  return locks(prefix, {}, max, SIZE_MAX);
+}
+
+std::vector<LockInfo> StateMachine::locks(std::string_view prefix, std::string_view after, std::size_t max,
+                                          std::size_t max_entries) const {
+  // A max-heap (by name) of the `max` first matching names above `after`.
+  std::vector<const LockEntry*> page;
+  const auto by_name = [](const LockEntry* a, const LockEntry* b) { return a->first < b->first; };
+  for (const LockEntry& e : s_->locks) {
+    const std::string_view name(e.first);
+    if (max == 0 || !name.starts_with(prefix) || (!after.empty() && name <= after)) continue;
+    if (page.size() < max) {
+      page.push_back(&e);
+      std::push_heap(page.begin(), page.end(), by_name);
+    } else if (name < page.front()->first) {
+      std::pop_heap(page.begin(), page.end(), by_name);
+      page.back() = &e;
+      std::push_heap(page.begin(), page.end(), by_name);
+    }
+  }
+  std::sort_heap(page.begin(), page.end(), by_name);
+  std::vector<LockInfo> out;
+  out.reserve(page.size());
+  std::size_t entries = 0;
+  for (const LockEntry* e : page) {
+    if (entries >= max_entries) break;
+    entries += e->second.holders.size() + e->second.waiters.size();
+    out.push_back(lock_info(*s_, *e));
+  }
+  return out;
+}
+
+std::size_t StateMachine::waiter_count() const {
+  std::size_t n = 0;
+  for (const LockEntry& e : s_->locks) n += e.second.waiters.size();
+  return n;
 }
 
 std::optional<FencedValue> StateMachine::fence_get(std::string_view key) const {

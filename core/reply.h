@@ -50,10 +50,11 @@ struct Granted {
   friend bool operator==(const Granted&, const Granted&) = default;
 };
 
-enum class LossReason : std::uint8_t { kExpired = 0, kKilled, kRevoked, kClosed, kReplaced };
+enum class LossReason : std::uint8_t { kExpired = 0, kKilled, kRevoked, kClosed, kReplaced, kReleasedByOther };
 
 // A holder lost a lock without releasing it (session expired/killed/closed,
-// lock revoked, compat key overwritten).
+// lock revoked, compat key overwritten, released by a request that was not
+// the holder's own: Release::by_other).
 struct LockLost {
   std::string lock;
   SessionId session = 0;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/assert.h"
 #include "core/state.h"
 
 namespace leasehold::core::detail {
@@ -105,6 +106,20 @@ void end_session(Ctx& c, SessionId id, EndKind kind) {
   }
   c.effects.emplace_back(SessionEnded{id, end_reason(kind)});
   c.s.sessions.erase(id);
+  note_session_ended(c.s);
+}
+
+void note_session_opened(CoreState& s, SessionId id) {
+  auto& ids = s.session_order.ids;
+  LEASEHOLD_ASSERT(ids.empty() || ids.back() < id, "session id {} opened after id {}", id, ids.back());
+  ids.push_back(id);
+}
+
+void note_session_ended(CoreState& s) {
+  SessionOrder& order = s.session_order;
+  if (++order.stale <= s.sessions.size() + 1024) return;
+  std::erase_if(order.ids, [&s](SessionId id) { return s.sessions.count(id) == 0; });
+  order.stale = 0;
 }
 
 Reply apply_open_session(Ctx& c, const OpenSession& o) {
@@ -120,6 +135,7 @@ Reply apply_open_session(Ctx& c, const OpenSession& o) {
                                                       " is at max_sessions " + num(lim.max_sessions));
   }
   Session& sess = c.s.sessions[c.rev];
+  note_session_opened(c.s, c.rev);
   sess.ttl_ms = o.ttl_ms;
   sess.opened_at = c.now;
   sess.owner = o.owner;

@@ -36,6 +36,7 @@ Status read_sessions(ByteReader& in, CoreState& s) {
     if (id <= prev || id > s.revision) return corrupt("session id " + std::to_string(id) + " out of order");
     prev = id;
     Session& sess = s.sessions[id];
+    note_session_opened(s, id);  // ascending, checked above
     sess.ttl_ms = in.varint();
     sess.opened_at = in.varint();
     sess.compat = in.boolean();

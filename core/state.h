@@ -94,6 +94,15 @@ struct Session {
   bool compat = false;
 };
 
+// Session ids in ascending order, for paged listing (sessions(after, max)
+// is a binary search, not a scan). Ids only grow (each is the revision that
+// opened it), so an open appends. An ended session stays as a stale entry
+// until the stale ones outnumber the live ones (then one O(n) compaction).
+struct SessionOrder {
+  std::vector<SessionId> ids;
+  std::size_t stale = 0;
+};
+
 struct CoreState {
   explicit CoreState(Limits l) : limits(l) {}
 
@@ -104,6 +113,7 @@ struct CoreState {
   // lock carries it as its lock-delay; new locks get it when created.
   LogMillis paused_until = 0;
   std::unordered_map<SessionId, Session> sessions;
+  SessionOrder session_order;  // kept by note_session_opened / note_session_ended
   LockMap locks;
   StringMap<FencedValue> fence;
   StringMap<CompatValue> compat;
@@ -128,6 +138,10 @@ Reply bad_name(const Limits& limits, std::string_view what, std::string_view nam
 // The reply cached for a waiter's Acquire is replaced by the grant/the end.
 void update_cached_reply(CoreState& s, SessionId session, std::uint64_t seq, const Reply& reply);
 LogMillis saturating_add(LogMillis a, std::uint64_t b);
+// Keep CoreState::session_order in step with CoreState::sessions (call after
+// inserting / erasing there).
+void note_session_opened(CoreState& s, SessionId id);
+void note_session_ended(CoreState& s);
 
 // --- locks.cc ---
 Reply apply_acquire(Ctx& c, const Acquire& a);

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/assert.h"
 #include "core/state.h"
 
 namespace leasehold::core {
@@ -162,6 +163,9 @@ ApplyResult StateMachine::apply(const Command& cmd) {
   out.reply = dispatch(c);
   if (cmd.seq != 0) record(s, cmd.session, cmd.seq, out.reply);
   if (!out.reply.is_error()) {
+    // The revision (and so every token) only moves forward (by one, or up to
+    // a floor a handler set); never back, never repeated.
+    LEASEHOLD_ASSERT(c.rev > s.revision, "revision {} after {}", c.rev, s.revision);
     s.revision = c.rev;
     s.last_now = c.now;
     sweep_delays(c);

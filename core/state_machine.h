@@ -98,10 +98,20 @@ class StateMachine {
 
   // --- queries (no state change) ---
   std::optional<SessionInfo> session(SessionId id) const;
-  std::vector<SessionInfo> sessions() const;  // ordered by id
+  std::vector<SessionInfo> sessions() const;  // ordered by id (all: O(n log n))
+  // One page: the sessions with id > `after`, in id order, at most `max`.
+  // O(log sessions + max) (plus stale ids of ended sessions, amortized).
+  std::vector<SessionInfo> sessions(SessionId after, std::size_t max) const;
   std::optional<LockInfo> lock(std::string_view name) const;
   // Locks whose name starts with `prefix`, in name order, at most `max`.
   std::vector<LockInfo> locks(std::string_view prefix, std::size_t max) const;
+  // One page: like locks(prefix, max), but only names > `after`, and it stops
+  // after the lock that brings the holders + waiters listed to `max_entries`
+  // or more (always at least one lock when one matches).
+  std::vector<LockInfo> locks(std::string_view prefix, std::string_view after, std::size_t max,
+                              std::size_t max_entries) const;
+  // Queued waits over all locks, O(locks).
+  std::size_t waiter_count() const;
   std::optional<FencedValue> fence_get(std::string_view key) const;
   std::optional<CompatValue> compat_get(std::string_view key) const;
   std::size_t session_count() const;

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/assert.h"
 #include "log/log_format.h"
 #include "log/snapshot_file.h"
 
@@ -225,6 +226,10 @@ Result<LogIndex> RocksLog::do_append(const std::string& batch) {
                                                  std::to_string(options_.max_entry_bytes));
   }
   const LogIndex index = last_.load() + 1;
+  // Entries only ever go after the snapshot: one at or below it would be
+  // skipped by recovery (the snapshot already covers its index).
+  LEASEHOLD_ASSERT(index > snapshot_.load(), "append at {} at or below the snapshot at {}", index,
+                   snapshot_.load());
   rocksdb::WriteOptions wo;
   wo.sync = true;
   const auto started = std::chrono::steady_clock::now();

@@ -7,10 +7,13 @@
 // Log does the storage, the Clock gives time, the Executor runs work on the
 // loop thread (node/clock.h).
 //
-// Embedded mode: always primary, with the durable revision record
-// (NodeOptions::revision_guard, node/revision_guard.h). Cluster mode
-// (cluster_mode, cluster/): opens as a standby, is promoted and deposed by
-// the cluster member; the log (etcd) is fenced by the election.
+// ROLES: in embedded mode (a local RocksDB log) the node is always primary,
+// with the durable revision record (NodeOptions::revision_guard,
+// node/revision_guard.h).
+// In cluster mode (NodeOptions::cluster_mode, the log in etcd) it opens as a
+// standby that follows another node's appends, and cluster/ promotes it
+// (promote()) or makes it step down (step_down(), or by itself when an
+// append fails); see the "Cluster mode only" section below.
 //
 // THREADING: one thread (the "loop thread") calls every method, and every
 // callback (ProposeDone, EffectListener, shutdown/read_barrier done) runs on

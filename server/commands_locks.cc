@@ -122,6 +122,7 @@ void lock_acquire(CommandContext& ctx) {
   Server* server = &ctx.server;
   std::weak_ptr<Connection> weak = ctx.conn;
   propose(ctx, std::move(cmd), [server, weak, lock, session](const core::ApplyResult& r, Responder& reply) {
+    if (auto conn = weak.lock(); conn && !r.reply.is_error()) server->speak_for(session, *conn);
     switch (r.reply.code) {
       case core::ReplyCode::kOk: return reply.integer(static_cast<std::int64_t>(r.reply.token));
       case core::ReplyCode::kQueued: return server->park_wait(lock, session, reply, weak.lock());
@@ -148,7 +149,9 @@ void lock_release(CommandContext& ctx) {
   core::Command cmd;
   cmd.session = session;
   cmd.seq = seq;
-  cmd.body = core::Release{ctx.args[1], session, *token};
+  // Not the holder's own request: its watchers learn it (lost, released-by-other).
+  const bool by_other = !ctx.server.speaks_for(session, *ctx.conn);
+  cmd.body = core::Release{ctx.args[1], session, *token, by_other};
   propose_ok(ctx, std::move(cmd));
 }
 
@@ -160,20 +163,16 @@ void lock_info(CommandContext& ctx) {
 }
 
 void lock_list(CommandContext& ctx) {
-  std::string prefix;
-  std::uint64_t count = 1000;
   const auto& a = ctx.args;
-  std::size_t i = 1;
-  if (a.size() == 2 || a.size() == 4) prefix = a[i++];
-  if (i < a.size()) {
-    if (!iequals(a[i], "COUNT") || i + 1 >= a.size()) {
-      return ctx.reply.error_text(syntax_error("want LOCK.LIST [prefix] [COUNT n]"));
-    }
-    auto n = parse_uint(a[i + 1], "COUNT", 1, 100'000);
-    if (!n) return ctx.reply.error(n.status());
-    count = *n;
+  // The options come in pairs: an odd number of arguments starts with the prefix.
+  const bool has_prefix = a.size() % 2 == 0;
+  const std::string prefix = has_prefix ? a[1] : std::string();
+  ListPage page;
+  if (std::string err = parse_list_page(a, has_prefix ? 2 : 1, page, "LOCK.LIST [prefix] [AFTER name] [COUNT n]");
+      !err.empty()) {
+    return ctx.reply.error_text(err);
   }
-  const auto locks = ctx.server.node().state().locks(prefix, count);
+  const auto locks = ctx.server.node().state().locks(prefix, page.after, page.count, kListMaxEntries);
   const core::LogMillis now = ctx.server.node().log_now();
   ctx.reply.write([&](resp::Writer& w) {
     w.array_header(locks.size());
@@ -208,8 +207,8 @@ void add_lock_commands(std::vector<CommandSpec>& out) {
                  "name session token [SEQ n]", &lock_release});
   out.push_back({"LOCK.INFO", 2, kReadonly, "lock", "Holders, waiters and last token of a lock", "name",
                  &lock_info});
-  out.push_back({"LOCK.LIST", -1, kReadonly | kAdmin, "lock", "Locks in name order", "[prefix] [COUNT n]",
-                 &lock_list});
+  out.push_back({"LOCK.LIST", -1, kReadonly | kAdmin, "lock", "One page of locks in name order (empty: the end)",
+                 "[prefix] [AFTER name] [COUNT n]", &lock_list});
   out.push_back({"LOCK.REVOKE", 2, kWrite | kAdmin, "lock", "Removes every holder (they get a lost push)", "name",
                  &lock_revoke});
   out.push_back({"LOCK.CANCEL", 3, kWrite | kAdmin, "lock", "Cancels a session's queued wait (it gets nil)",

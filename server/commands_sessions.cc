@@ -26,8 +26,11 @@ void session_open(CommandContext& ctx) {
   }
   core::Command cmd;
   cmd.body = std::move(body);
-  propose(ctx, std::move(cmd), [](const core::ApplyResult& r, Responder& reply) {
+  Server* server = &ctx.server;
+  std::weak_ptr<Connection> weak = ctx.conn;
+  propose(ctx, std::move(cmd), [server, weak](const core::ApplyResult& r, Responder& reply) {
     if (r.reply.is_error()) return reply.error(r.reply.error);
+    if (auto conn = weak.lock()) server->speak_for(r.reply.session, *conn);
     reply.integer(static_cast<std::int64_t>(r.reply.session));
   });
 }
@@ -38,6 +41,7 @@ void session_keepalive(CommandContext& ctx) {
   auto r = ctx.server.node().keepalive(id);
   if (!r) return ctx.reply.error(r.status());
   ctx.server.observability().metrics().count_keepalive();
+  ctx.server.speak_for(id, *ctx.conn);
   ctx.reply.integer(*r == node::kNeverExpires ? -1 : static_cast<std::int64_t>(*r));
 }
 
@@ -70,7 +74,17 @@ void session_kill(CommandContext& ctx) {
 }
 
 void session_list(CommandContext& ctx) {
-  const auto sessions = ctx.server.node().state().sessions();
+  ListPage page;
+  if (std::string err = parse_list_page(ctx.args, 1, page, "SESSION.LIST [AFTER id] [COUNT n]"); !err.empty()) {
+    return ctx.reply.error_text(err);
+  }
+  core::SessionId after = 0;
+  if (!page.after.empty()) {
+    auto id = parse_uint(page.after, "AFTER", 0, UINT64_MAX);
+    if (!id) return ctx.reply.error(id.status());
+    after = *id;
+  }
+  const auto sessions = ctx.server.node().state().sessions(after, page.count);
   Server& server = ctx.server;
   ctx.reply.write([&](resp::Writer& w) {
     w.array_header(sessions.size());
@@ -114,7 +128,8 @@ void add_session_commands(std::vector<CommandSpec>& out) {
                  "Renews a session's TTL (in memory); returns the TTL now remaining", "session", &session_keepalive});
   out.push_back({"SESSION.CLOSE", 2, kWrite, "session", "Closes a session, releasing its locks", "session",
                  &session_close});
-  out.push_back({"SESSION.LIST", 1, kReadonly | kAdmin, "session", "Lists the live sessions", "", &session_list});
+  out.push_back({"SESSION.LIST", -1, kReadonly | kAdmin, "session",
+                 "One page of live sessions in id order (empty: the end)", "[AFTER id] [COUNT n]", &session_list});
   out.push_back({"SESSION.KILL", 2, kWrite | kAdmin, "session", "Expires a session now (lock-delay applies)",
                  "session", &session_kill});
   out.push_back({"SESSION.WATCH", 2, kReadonly | kFast, "session",

@@ -48,8 +48,8 @@ void hello(CommandContext& ctx) {
   w.integer(static_cast<int>(proto));
   w.bulk("id");
   w.integer(static_cast<std::int64_t>(ctx.conn->id()));
-  w.bulk("mode");
-  w.bulk("standalone");
+  w.bulk("mode");  // "cluster" for a member of a replicated cluster (its role below)
+  w.bulk(ctx.server.config().cluster.enabled() ? "cluster" : "standalone");
   w.bulk("role");
   w.bulk(node::role_name(ctx.server.node().role()));
   w.bulk("modules");
@@ -116,8 +116,7 @@ std::string info_text(Server& server, std::string_view section) {
     out += "\r\n";
   }
   if (all || iequals(section, "state")) {
-    std::size_t waiters = 0;
-    for (const auto& s : sm.sessions()) waiters += s.waiting;
+    const std::size_t waiters = sm.waiter_count();  // O(locks), no copy of the sessions
     out += "# State\r\n";
     out += fmt::format("sessions:{}\r\n", sm.session_count());
     out += fmt::format("locks:{}\r\n", sm.lock_count());

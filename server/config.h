@@ -46,6 +46,12 @@ struct ServerConfig {
   std::size_t history_max_entries = 100'000;   // audit history records kept
 };
 
+// Refuses limits that could not serve: ones that would make every command
+// (or every command of a kind) fail, e.g. --min-ttl-ms above --max-ttl-ms,
+// --max-name-bytes 0, a batch too small for the largest command the limits
+// allow. kInvalidArgument naming the flags (one problem per message).
+Status validate_config(const ServerConfig& config);
+
 // Parses "host:port" (IPv4 or [IPv6]:port). kInvalidArgument naming the problem.
 Status parse_listen(const std::string& text, std::string& host, std::uint16_t& port);
 

@@ -3,8 +3,13 @@
 // Thread-safety: loop thread only.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/command.h"
 #include "core/reply.h"
@@ -57,5 +62,39 @@ inline std::string requester(const CommandContext& ctx) {
 }
 
 inline std::string syntax_error(std::string_view detail) { return "ERR syntax error: " + std::string(detail); }
+
+// Paged listings (SESSION.LIST, LOCK.LIST): every reply is bounded. A page
+// holds at most COUNT items (default kListDefaultCount, at most
+// kListMaxCount) after the cursor AFTER (the last item of the previous page);
+// an empty page is the end.
+inline constexpr std::uint64_t kListDefaultCount = 1000;
+inline constexpr std::uint64_t kListMaxCount = 10'000;
+// LOCK.LIST also stops after the lock that brings the holders + waiters it
+// lists to this many (LOCK.INFO shows one lock in full).
+inline constexpr std::size_t kListMaxEntries = 10'000;
+
+struct ListPage {
+  std::string after;  // empty: from the start
+  std::uint64_t count = kListDefaultCount;
+};
+
+// Parses `[AFTER cursor] [COUNT n]` from args[from..]. Empty string: OK,
+// else the error text to answer.
+inline std::string parse_list_page(const std::vector<std::string>& args, std::size_t from, ListPage& page,
+                                   std::string_view usage) {
+  for (std::size_t i = from; i < args.size(); i += 2) {
+    if (i + 1 >= args.size()) return syntax_error(fmt::format("want {}", usage));
+    if (iequals(args[i], "AFTER")) {
+      page.after = args[i + 1];
+    } else if (iequals(args[i], "COUNT")) {
+      auto n = parse_uint(args[i + 1], "COUNT", 1, kListMaxCount);
+      if (!n) return "ERR " + n.status().message();
+      page.count = *n;
+    } else {
+      return syntax_error(fmt::format("want {}", usage));
+    }
+  }
+  return {};
+}
 
 }  // namespace leasehold::server

@@ -30,6 +30,7 @@ std::string_view loss_reason(core::LossReason r) {
     case core::LossReason::kRevoked: return "revoked";
     case core::LossReason::kClosed: return "closed";
     case core::LossReason::kReplaced: return "replaced";
+    case core::LossReason::kReleasedByOther: return "released-by-other";
   }
   return "unknown";
 }
@@ -85,6 +86,7 @@ std::string Server::listen_address() const {
 }
 
 Status Server::start() {
+  if (Status valid = validate_config(config_); !valid) return valid;
   if (uv_loop_init(&loop_) != 0) return Status(ErrorCode::kIoError, "cannot create the event loop");
   loop_initialized_ = true;
   executor_ = std::make_unique<LoopExecutor>(&loop_, [] {});
@@ -269,6 +271,17 @@ void Server::watch(core::SessionId session, const std::shared_ptr<Connection>& c
   conn->watched().insert(session);
 }
 
+void Server::speak_for(core::SessionId session, Connection& conn) {
+  if (conn.closed() || conn.spoken_for().count(session) != 0) return;
+  if (!node_->state().session(session)) return;  // ended already: nothing to clean up later
+  conn.spoken_for().insert(session);
+  speakers_[session].insert(conn.id());
+}
+
+bool Server::speaks_for(core::SessionId session, const Connection& conn) const {
+  return conn.watched_const().count(session) != 0 || conn.spoken_for().count(session) != 0;
+}
+
 void Server::on_connection_closing(Connection& conn) {
   for (const WaitKey& key : conn.waits()) {
     auto it = waits_.find(key);
@@ -293,6 +306,13 @@ void Server::on_connection_closing(Connection& conn) {
     if (it->second.empty()) watchers_.erase(it);
   }
   conn.watched().clear();
+  for (core::SessionId s : conn.spoken_for()) {
+    auto it = speakers_.find(s);
+    if (it == speakers_.end()) continue;
+    it->second.erase(conn.id());
+    if (it->second.empty()) speakers_.erase(it);
+  }
+  conn.spoken_for().clear();
 }
 
 void Server::forget_connection(std::uint64_t id) { connections_.erase(id); }
@@ -381,6 +401,13 @@ void Server::on_effect(const core::Effect& effect) {
               }
               watchers_.erase(it);
             }
+            if (auto sp = speakers_.find(s.session); sp != speakers_.end()) {
+              for (std::uint64_t id : sp->second) {
+                auto c = connections_.find(id);
+                if (c != connections_.end()) c->second->spoken_for().erase(s.session);
+              }
+              speakers_.erase(sp);
+            }
           },
           [&](const auto&) {},
       },
@@ -434,6 +461,7 @@ void Server::finish_shutdown() {
   waits_.clear();
   watchers_.clear();
   obs_->close();
+  speakers_.clear();
   if (handles_open_) {
     handles_open_ = false;
     uv_close(as_handle(&prepare_), nullptr);

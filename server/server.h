@@ -1,8 +1,10 @@
 // server/server.h: the leasehold server: one libuv loop that owns the
 // sockets, the node and the state machine.
 //
-// start() opens the log in data_dir (RocksDB), recovers the node, then binds
-// the listener; run() serves until SIGINT/SIGTERM (or request_stop()), then
+// start() validates the limits (validate_config), opens the node over its
+// log (embedded mode: RocksDB in data_dir, recovered there; cluster mode:
+// joins through cluster::ClusterMember with the log in etcd, as a standby
+// until elected), then binds the listener; run() serves until SIGINT/SIGTERM (or request_stop()), then
 // stops accepting, lets the node commit what it accepted (node shutdown),
 // closes every client and returns. Disk writes happen on the log's thread;
 // their completions come back through a uv_async executor (loop_executor.h).
@@ -14,7 +16,9 @@
 // (CancelWait); a grant that races with that cancel is released again.
 //
 // Pushes: connections that ran SESSION.WATCH get `lost` / `session-ended`
-// pushes (docs/protocol.md).
+// pushes (docs/protocol.md). A LOCK.RELEASE from a connection that neither
+// watches nor speaks for the session (speak_for) is a release by another: the
+// holder's watchers get `lost` with reason `released-by-other`.
 //
 // Thread-safety: everything runs on the loop thread (the one calling run()),
 // except request_stop(), which any thread may call.
@@ -60,8 +64,10 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Opens the log and node, binds and listens. Errors: the log's/node's open
-  // errors (kIoError, kCorruption), kIoError "cannot listen on ...".
+  // Validates the limits, opens the log and node, binds and listens.
+  // Errors: kInvalidArgument (impossible limits), the log's/node's/cluster
+  // member's open errors (kIoError, kCorruption, kUnavailable), kIoError
+  // "cannot listen on ...".
   Status start();
   // Serves until stopped; returns after a clean shutdown.
   Status run();
@@ -87,8 +93,15 @@ class Server {
   // Parks `reply` until (lock, session)'s wait ends. `conn` is the waiting connection.
   void park_wait(const std::string& lock, core::SessionId session, Responder reply,
                  const std::shared_ptr<Connection>& conn);
-  // The connection gets pushes for `session`.
+  // The connection gets pushes for `session` (and speaks for it).
   void watch(core::SessionId session, const std::shared_ptr<Connection>& conn);
+  // The connection acts for `session` (it opened it, kept it alive or
+  // acquired with it). Ends with the session or the connection.
+  void speak_for(core::SessionId session, Connection& conn);
+  // True if the connection watches or speaks for `session`: a LOCK.RELEASE
+  // from any other connection is "by another" (the holder gets a `lost`
+  // push, reason released-by-other).
+  bool speaks_for(core::SessionId session, const Connection& conn) const;
 
   // --- connection glue ---
   void on_connection_closing(Connection& conn);
@@ -139,6 +152,7 @@ class Server {
   std::map<WaitKey, std::vector<Parked>> waits_;
   std::set<WaitKey> abandoned_;  // cancel in flight after the waiter left
   std::map<core::SessionId, std::set<std::uint64_t>> watchers_;
+  std::map<core::SessionId, std::set<std::uint64_t>> speakers_;  // see speak_for()
 
   bool shutting_down_ = false;
   std::atomic<bool> stop_requested_{false};

@@ -1,14 +1,15 @@
 // `leasehold lock NAME [options] -- CMD ARGS...`: runs CMD while holding the
 // lock. CMD sees LEASEHOLD_LOCK, LEASEHOLD_TOKEN, LEASEHOLD_SESSION and
-// LEASEHOLD_ENDPOINT. If the lease is lost, CMD gets SIGTERM, then SIGKILL
-// after --grace. Exit status: CMD's own (128+signal if it was killed), or
+// LEASEHOLD_ENDPOINT. CMD runs in its own process group; if the lease is lost
+// the whole group gets SIGTERM, then SIGKILL after --grace, and the lock is
+// released only when no process of the group is left. Exit status: CMD's own (128+signal if it was killed), or
 // 75 not acquired, 76 lost, 64 usage, 69 unreachable (see docs/client.md).
 #include <CLI/CLI.hpp>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <chrono>
+#include <iterator>
+#include <optional>
 #include <csignal>
 #include <iostream>
 #include <memory>
@@ -18,6 +19,7 @@
 
 #include "client/cli_support.h"
 #include "common/child_exec.h"
+#include "common/process_group.h"
 #include "leasehold/lock_guard.h"
 #include "leasehold/session.h"
 #include "tools/registry.h"
@@ -39,55 +41,70 @@ struct LockArgs {
   std::vector<std::string> command;
 };
 
-volatile std::sig_atomic_t g_signal = 0;  // the last forwarded-signal candidate
-void remember_signal(int sig) { g_signal = sig; }
+// Signals to forward to CMD's process group, set by the handler.
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+volatile std::sig_atomic_t g_pending[std::size(kForwarded)] = {};
+void remember_signal(int sig) {
+  for (std::size_t i = 0; i < std::size(kForwarded); ++i) {
+    if (kForwarded[i] == sig) g_pending[i] = 1;
+  }
+}
 
 void install_forwarding() {
   struct sigaction sa {};
   sa.sa_handler = &remember_signal;
   sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
+  for (int sig : kForwarded) sigaction(sig, &sa, nullptr);
 }
 
-// Everything the child needs, prepared before fork (only async-signal-safe
-// calls happen between fork and exec).
-[[noreturn]] void exec_child(const proc::ExecPlan& plan, pid_t parent) {
-  proc::reset_signals_in_child({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE});
-  // If `leasehold lock` dies (even by kill -9), its lease will lapse: stop CMD.
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() != parent) _exit(cli::kExitLost);
-  execvpe(plan.argv[0], plan.argv.data(), plan.envp.data());
-  const int err = errno;
-  static const char kMsg[] = "leasehold lock: cannot run the command\n";
-  [[maybe_unused]] auto n = write(STDERR_FILENO, kMsg, sizeof kMsg - 1);
-  _exit(err == ENOENT ? cli::kExitNotFound : cli::kExitCannotRun);
-}
+// After SIGKILL, how long to wait for the group to vanish (a process stuck
+// in the kernel) before giving up on it.
+constexpr auto kAfterKill = std::chrono::seconds(10);
 
-// Runs the child to its end; stops it when `guard` is lost. Returns its wait
-// status and whether the lease was lost.
-std::pair<int, bool> supervise(pid_t pid, const client::LockGuard& guard, Millis grace) {
+struct Outcome {
+  int wait_status = 0;
   bool lost = false;
-  bool killed = false;
-  auto lost_at = client::Clock::now();
+};
+
+// Runs CMD's group to its end. A forwarded signal goes to the whole group
+// (SIGKILL follows after `grace`); a lost lease stops the group (SIGTERM, then
+// SIGKILL after `grace`); processes left in the group after CMD exits are
+// stopped the same way, so that nothing started under the lock outlives it.
+Outcome supervise(proc::ProcessGroup& group, const client::LockGuard& guard, Millis grace) {
+  Outcome out;
+  std::optional<client::Clock::time_point> give_up;
+  bool leftovers = false;
   while (true) {
-    int wstatus = 0;
-    pid_t r = waitpid(pid, &wstatus, WNOHANG);
-    if (r == pid) return {wstatus, lost};
-    if (r < 0 && errno != EINTR) return {0, lost};
-    if (int sig = g_signal; sig != 0) {
-      g_signal = 0;
-      kill(pid, sig);
+    group.reap();
+    for (std::size_t i = 0; i < std::size(kForwarded); ++i) {
+      if (g_pending[i] == 0) continue;
+      g_pending[i] = 0;
+      group.signal(kForwarded[i]);
+      group.kill_after(grace);
     }
-    if (!lost && !guard.valid()) {
-      lost = true;
-      lost_at = client::Clock::now();
+    if (!out.lost && !guard.valid()) {
+      out.lost = true;
       std::cerr << "leasehold lock: lost lock '" << guard.name()
                 << "': " << guard.status().message() << "; stopping the command\n";
-      kill(pid, SIGTERM);
+      group.stop(grace);
     }
-    if (lost && !killed && client::Clock::now() - lost_at >= grace) {
-      killed = true;
-      kill(pid, SIGKILL);
+    const bool empty = group.empty();
+    if (group.command_status() && empty) {
+      out.wait_status = *group.command_status();
+      return out;
+    }
+    if (group.command_status() && !leftovers && !group.stopping()) {
+      leftovers = true;
+      std::cerr << "leasehold lock: the command exited; stopping the processes it left in its group\n";
+      group.stop(grace);
+    }
+    group.tick();
+    if (group.killed() && !give_up) give_up = client::Clock::now() + kAfterKill;
+    if (give_up && client::Clock::now() >= *give_up) {
+      std::cerr << "leasehold lock: processes of group " << group.pgid()
+                << " are still there after SIGKILL; giving up on them\n";
+      out.wait_status = group.command_status().value_or(SIGKILL);  // as if killed by it
+      return out;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -136,12 +153,13 @@ int run_lock(LockArgs& a) {
                                      {"LEASEHOLD_SESSION", std::to_string((*session)->id())},
                                      {"LEASEHOLD_ENDPOINT", (*client)->current_endpoint()}});
   install_forwarding();
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) return cli::report("lock", Status(ErrorCode::kIoError, "fork failed"));
-  if (pid == 0) exec_child(plan, parent);
-
-  auto [wstatus, lost] = supervise(pid, *guard, *grace);
+  // SIGTERM to CMD if `leasehold lock` dies (even by kill -9): its lease will lapse.
+  auto group = proc::ProcessGroup::start(plan, SIGTERM);
+  if (!group) return cli::report("lock", group.status());
+  const Outcome outcome = supervise(**group, *guard, *grace);
+  const bool lost = outcome.lost;
+  const int wstatus = outcome.wait_status;
+  group->reset();  // the terminal back to us
   if (lost) return cli::kExitLost;
   Status released = guard->release();
   if (released.code() == ErrorCode::kNotHolder || released.code() == ErrorCode::kSessionExpired ||

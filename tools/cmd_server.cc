@@ -1,5 +1,7 @@
-// `leasehold server`: runs the lock service (embedded mode: one process,
-// RocksDB log in --data-dir) until SIGINT/SIGTERM. See docs/server.md.
+// `leasehold server`: runs the lock service until SIGINT/SIGTERM: embedded
+// mode (one process, RocksDB log in --data-dir) or, with --etcd, one member
+// of a replicated cluster (log in etcd; docs/cluster.md). Impossible limits
+// are refused at start (exit 2). See docs/server.md.
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -109,6 +111,11 @@ void run_server(ServerFlags& flags) {
     }
   }
   if (cfg.cluster.enabled() && cfg.cluster.advertise.empty()) cfg.cluster.advertise = flags.listen;
+  if (Status s = server::validate_config(cfg); !s) {
+    std::cerr << "leasehold server: " << s.message() << "\n";
+    set_exit_code(2);
+    return;
+  }
   std::signal(SIGPIPE, SIG_IGN);
 
   server::Server srv(cfg);
@@ -126,7 +133,7 @@ void register_server(CLI::App& app) {
   auto flags = std::make_shared<ServerFlags>();
   server::ServerConfig& c = flags->config;
   core::Limits& l = c.node.limits;
-  auto* cmd = app.add_subcommand("server", "Run the leasehold lock server (embedded mode)");
+  auto* cmd = app.add_subcommand("server", "Run the leasehold lock server (embedded, or a cluster member with --etcd)");
   cmd->add_option("--config", flags->config_file,
                   "Read these options from a TOML/INI file (keys = flag names without dashes; flags win)");
   cmd->add_option("--listen", flags->listen, "Client address host:port")->capture_default_str();

@@ -13,32 +13,45 @@
 namespace leasehold::tools {
 namespace {
 
+constexpr std::size_t kPage = 1000;  // sessions per SESSION.LIST request
+
 struct SessionArgs {
   cli::CommonOptions list_opts;
   cli::CommonOptions kill_opts;
   std::uint64_t id = 0;
 };
 
+// Pages through SESSION.LIST (bounded replies), printing each page as it
+// comes: memory stays one page however many sessions there are.
 int run_list(const cli::CommonOptions& opts) {
   auto client = cli::make_client(opts);
   if (!client) return cli::report("session list", client.status());
-  auto sessions = (*client)->list_sessions();
-  if (!sessions) return cli::report("session list", sessions.status());
-  if (opts.json) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < sessions->size(); ++i) {
-      out += (i ? "," : "") + cli::session_json((*sessions)[i]);
+  std::uint64_t after = 0;
+  std::size_t printed = 0;
+  if (!opts.json) {
+    std::cout << fmt::format("{:>12} {:>9} {:>10} {:>5} {:>7}  {}\n", "ID", "TTL", "REMAINING", "HELD",
+                             "WAITING", "OWNER");
+  }
+  std::string out = opts.json ? "[" : "";
+  while (true) {
+    auto page = (*client)->list_sessions_page(after, kPage);
+    if (!page) return cli::report("session list", page.status());
+    if (page->empty()) break;
+    after = page->back().id;
+    for (const auto& s : *page) {
+      if (opts.json) {
+        out += (printed ? "," : "") + cli::session_json(s);
+      } else {
+        out += fmt::format("{:>12} {:>9} {:>10} {:>5} {:>7}  {}\n", s.id, cli::human_duration(s.ttl),
+                           cli::human_duration(s.remaining), s.held, s.waiting,
+                           s.owner.empty() ? "-" : s.owner);
+      }
+      ++printed;
     }
-    std::cout << out << "]\n";
-    return cli::kExitOk;
+    std::cout << out << std::flush;
+    out.clear();
   }
-  std::cout << fmt::format("{:>12} {:>9} {:>10} {:>5} {:>7}  {}\n", "ID", "TTL", "REMAINING",
-                           "HELD", "WAITING", "OWNER");
-  for (const auto& s : *sessions) {
-    std::cout << fmt::format("{:>12} {:>9} {:>10} {:>5} {:>7}  {}\n", s.id,
-                             cli::human_duration(s.ttl), cli::human_duration(s.remaining), s.held,
-                             s.waiting, s.owner.empty() ? "-" : s.owner);
-  }
+  if (opts.json) std::cout << out << "]\n";
   return cli::kExitOk;
 }
 

@@ -168,6 +168,10 @@ class Client {
   // The TTL now remaining (the full TTL). kSessionExpired when gone.
   Result<Millis> keepalive(std::uint64_t session);
   Status close_session(std::uint64_t session);
+  // One page of SESSION.LIST: live sessions with id > `after`, in id order,
+  // at most `count` (1..10000); an empty page is the end.
+  Result<std::vector<SessionInfo>> list_sessions_page(std::uint64_t after, std::size_t count = 1000);
+  // Every live session (pages through SESSION.LIST).
   Result<std::vector<SessionInfo>> list_sessions();
   Status kill_session(std::uint64_t session);
 
@@ -178,6 +182,13 @@ class Client {
                  std::uint64_t seq = 0);
   // nullopt: the server keeps no state for an idle lock.
   Result<std::optional<LockInfo>> lock_info(std::string_view name);
+  // One page of LOCK.LIST: locks named > `after` (empty: from the start)
+  // starting with `prefix`, in name order, at most `count` (1..10000; the
+  // server may return fewer, bounding the holders + waiters per reply); an
+  // empty page is the end.
+  Result<std::vector<LockInfo>> list_locks_page(std::string_view prefix, std::string_view after,
+                                                std::size_t count = 1000);
+  // The first `count` such locks (pages through LOCK.LIST).
   Result<std::vector<LockInfo>> list_locks(std::string_view prefix = {},
                                            std::size_t count = 1000);
   Status revoke(std::string_view name);

@@ -8,8 +8,8 @@
 // wait already cancelled (nil) asks again with a new SEQ while time remains.
 //
 // A guard knows when its lock is lost: the session was lost (expired,
-// killed, safe deadline passed, closed) or the lock was revoked (`lost`
-// push). It then reports lost() / !valid() / a non-OK status() and requests
+// killed, safe deadline passed, closed) or the lock was revoked or released
+// by another connection's LOCK.RELEASE (`lost` push). It then reports lost() / !valid() / a non-OK status() and requests
 // its stop_token; it never pretends to still hold. Holding a valid() guard
 // means: the server granted `token()` and, as far as this client can know,
 // no one else has been granted the lock since (until the session's safe
@@ -73,7 +73,8 @@ class LockGuard {
   // Held, not lost, and the session's safe deadline has not passed.
   bool valid() const;
   bool lost() const;
-  // OK while valid(); the reason otherwise (kNotHolder for a revoke,
+  // OK while valid(); the reason otherwise (kNotHolder for a revoke or a
+  // release by another,
   // kSessionExpired / kTimedOut for the session, kNotFound when released).
   Status status() const;
   // Requested when the lock is lost.

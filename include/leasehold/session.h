@@ -16,8 +16,10 @@
 //     (server down, network cut, primary failing over too slowly).
 // Loss is signalled exactly once, three ways: the on_lost callback, the
 // stop_token (requested), and lost()/status()/safe_deadline(). Every lock
-// guard of the session is marked lost with it. A lock revoked on its own
-// (`lost` push) marks only that lock's guard (and calls on_lock_lost).
+// guard of the session is marked lost with it. A lock lost on its own
+// (`lost` push: revoked, or released by a request that was not this
+// client's, reason released-by-other) marks only that lock's guard (and
+// calls on_lock_lost).
 // After a reconnect of the keepalive connection, pushes sent meanwhile may
 // be missing, so the session re-checks each lock it holds with LOCK.INFO and
 // marks the ones it no longer holds lost.

@@ -14,82 +14,16 @@
 #include <thread>
 #include <vector>
 
-#include "tests/client/server_fixture.h"
+#include "tests/client/cli_fixture.h"
 
 namespace leasehold::testing {
 namespace {
-
-using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
-
-struct CliRun {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
 
 std::int64_t wall_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
-class CliTest : public ::testing::Test {
- protected:
-  void SetUp() override { ASSERT_TRUE(server_.start()) << read_file(server_.log_path()); }
-
-  SpawnOptions opts(const std::string& tag, const std::string& endpoints = "") {
-    SpawnOptions o;
-    o.env = {{"LEASEHOLD_ENDPOINTS", endpoints.empty() ? server_.endpoint() : endpoints}};
-    o.stdout_path = dir_.file(tag + ".out");
-    o.stderr_path = dir_.file(tag + ".err");
-    return o;
-  }
-  Subprocess spawn(const std::string& tag, std::vector<std::string> args,
-                   const std::string& endpoints = "") {
-    args.insert(args.begin(), leasehold_binary());
-    auto p = Subprocess::spawn(args, opts(tag, endpoints));
-    EXPECT_TRUE(p.is_ok()) << p.status().to_string();
-    return p ? std::move(p).value() : Subprocess();
-  }
-  CliRun run(const std::string& tag, std::vector<std::string> args, const std::string& endpoints = "",
-          std::chrono::milliseconds timeout = 20s) {
-    Subprocess p = spawn(tag, std::move(args), endpoints);
-    CliRun r;
-    r.code = p.wait(timeout).value_or(-1);
-    r.out = read_file(dir_.file(tag + ".out"));
-    r.err = read_file(dir_.file(tag + ".err"));
-    return r;
-  }
-  // Waits until `path` contains `needle`.
-  static bool wait_for_text(const std::string& path, const std::string& needle,
-                            std::chrono::milliseconds limit = 10s) {
-    const auto until = Clock::now() + limit;
-    while (Clock::now() < until) {
-      if (read_file(path).find(needle) != std::string::npos) return true;
-      std::this_thread::sleep_for(10ms);
-    }
-    return false;
-  }
-  // The session holding `lock`, via `leasehold info --json`.
-  std::string holder_session(const std::string& lock) {
-    CliRun r = run("info-" + lock, {"info", lock, "--json"});
-    auto at = r.out.find("\"session\":");
-    if (at == std::string::npos) return "";
-    at += 10;
-    return r.out.substr(at, r.out.find_first_of(",}", at) - at);
-  }
-
-  TempDir dir_{"client-cli"};
-  LeaseholdServer server_{dir_};
-};
 
 // Each child logs "start <ns> <token>" and "end <ns> <token>"; the runs must
 // not overlap and tokens must increase in run order.
@@ -288,8 +222,10 @@ TEST_F(CliTest, ErrorsAreOneLineAndNonZero) {
 
 TEST_F(CliTest, ReadCommandsPrintTextAndJson) {
   const std::string marker = dir_.file("json.marker");
+  // Held for longer than the (slow, loaded) reads below take; `exec` so that
+  // the parent-death signal reaches the sleep when the test kills the CLI.
   Subprocess a = spawn("holder", {"lock", "--ttl", "5s", "jobs/one", "--", "sh", "-c",
-                                  "echo started >> " + marker + "; sleep 5"});
+                                  "echo started >> " + marker + "; exec sleep 120"});
   ASSERT_TRUE(wait_for_text(marker, "started"));
   CliRun status = run("status", {"status", "--json"});
   EXPECT_EQ(status.code, 0);

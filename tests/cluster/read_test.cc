@@ -133,6 +133,14 @@ TEST(ClusterReadTest, StandbyRedirectsReadsUnlessReadonly) {
     EXPECT_EQ(v.str, redirect) << cmd[0];
   }
   EXPECT_NE(standby->call({"INFO"}).str.find("role:standby"), std::string::npos) << "INFO is always local";
+  // HELLO says it is a cluster member, and its role (not "standalone").
+  for (RespClient* conn : {&*primary, &*standby}) {
+    auto hello = conn->call({"HELLO", "3"});
+    ASSERT_EQ(hello.type, resp::Type::kMap) << hello.debug_string();
+    EXPECT_EQ(hello.find("mode")->str, "cluster");
+    EXPECT_EQ(hello.find("role")->str, conn == &*primary ? "primary" : "standby");
+    ASSERT_EQ(conn->call({"HELLO", "2"}).type, resp::Type::kArray);
+  }
 
   auto session = primary->call({"SESSION.OPEN", "30000"});
   ASSERT_FALSE(session.is_error()) << session.str;

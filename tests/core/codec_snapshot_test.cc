@@ -23,6 +23,7 @@ std::vector<Command> sample_commands() {
   add(SetSessionTtl{9, 77});
   add(acq(std::string(300, 'x'), 5, LockMode::kSemaphore, true, 100, 200, 4), 99, 5, ~0ULL);
   add(Release{"L", 5, 123456789012ULL});
+  add(Release{"L", 5, 7, true});
   add(CancelWait{"L", 5});
   add(TimeoutWait{"L", 5});
   add(Revoke{"L"});
@@ -54,6 +55,23 @@ TEST(CoreCodec, RoundTripEveryCommand) {
   EXPECT_EQ(acquire.mode, LockMode::kSemaphore);
   EXPECT_TRUE(acquire.wait);
   EXPECT_EQ(acquire.delay_ms, 200U);
+}
+
+// A release by another has a type of its own (64) with a Release body: a
+// holder's own release keeps its bytes (type 7) and the flag round-trips.
+TEST(CoreCodec, ReleaseByOtherHasItsOwnType) {
+  const std::string own = encode_command(Command{0, 0, 0, Release{"L", 5, 7}});
+  const std::string other = encode_command(Command{0, 0, 0, Release{"L", 5, 7, true}});
+  ASSERT_EQ(own.size(), other.size());
+  EXPECT_EQ(own[1], 7);
+  EXPECT_EQ(other[1], 64);
+  EXPECT_EQ(own.substr(2), other.substr(2));
+  Result<Command> back = decode_command(other);
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_TRUE(std::get<Release>(back->body).by_other);
+  back = decode_command(own);
+  ASSERT_TRUE(back.is_ok());
+  EXPECT_FALSE(std::get<Release>(back->body).by_other);
 }
 
 TEST(CoreCodec, BatchRoundTrip) {

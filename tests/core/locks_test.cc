@@ -133,6 +133,29 @@ TEST(CoreLocks, ReleaseErrors) {
   h.expect_error(Release{"", a, t}, ErrorCode::kInvalidArgument);
 }
 
+// A release that was not the holder's own request tells the holder (LockLost
+// with its own reason); the holder's own release does not.
+TEST(CoreLocks, ReleaseByAnotherIsALossForTheHolder) {
+  Harness h;
+  SessionId a = h.open(), b = h.open();
+  Token t = h.grant(acq("L", a));
+  h.queue(acq("L", b), 1);
+  ApplyResult r = h.run(Release{"L", a, t, true});
+  ASSERT_EQ(r.reply.code, ReplyCode::kOk);
+  auto lost = effects_of<LockLost>(r);
+  ASSERT_EQ(lost.size(), 1U);
+  EXPECT_EQ(lost[0], (LockLost{"L", a, t, LossReason::kReleasedByOther}));
+  auto g = effects_of<Granted>(r);
+  ASSERT_EQ(g.size(), 1U);
+  EXPECT_EQ(g[0].session, b);
+  EXPECT_TRUE(effects_of<LockLost>(h.run(Release{"L", b, g[0].token})).empty());
+  // A refused release by another changes nothing and tells nobody.
+  Token t2 = h.grant(acq("L", a));
+  ApplyResult stale = h.run(Release{"L", a, t2 + 1, true});
+  EXPECT_TRUE(stale.reply.is_error());
+  EXPECT_TRUE(effects_of<LockLost>(stale).empty());
+}
+
 TEST(CoreLocks, AcquireMalformedAndConflicts) {
   Limits lim;
   lim.max_name_bytes = 8;

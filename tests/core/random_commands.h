@@ -185,6 +185,7 @@ class RandomCommands {
       r.session = session();
       r.token = 1 + pick(sm.revision() + 1);
     }
+    r.by_other = pick(4) == 0;  // a release by another connection (LockLost for the holder)
     return r;
   }
 

@@ -283,6 +283,7 @@ class ReferenceModel {
     if (h < 0) return fail(ErrorCode::kNotHolder);
     if (it->second.holders[static_cast<std::size_t>(h)].token != r.token) return fail(ErrorCode::kStaleToken);
     if (it->second.compat) return fail(ErrorCode::kConflict);
+    if (r.by_other) fx_->emplace_back(LockLost{r.lock, r.session, r.token, LossReason::kReleasedByOther});
     it->second.holders.erase(it->second.holders.begin() + h);
     grant(r.lock);
     return Reply::ok();

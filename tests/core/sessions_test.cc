@@ -24,6 +24,37 @@ TEST(CoreSessions, OpenGivesRevisionAsIdAndStartsTimer) {
   EXPECT_EQ(h.sm.sessions().front().id, 1U);
 }
 
+// Paged listing: ascending ids after the cursor, ended sessions skipped,
+// also across the compaction of ended ids and after a snapshot restore.
+TEST(CoreSessions, PagesListLiveSessionsInIdOrder) {
+  Harness h;
+  std::vector<SessionId> live;
+  for (int i = 0; i < 3000; ++i) {
+    const SessionId id = h.open();
+    if (i % 6 == 0 || i >= 2990) {
+      live.push_back(id);
+    } else {
+      ASSERT_FALSE(h.run(CloseSession{id}).reply.is_error());
+    }
+  }
+  const auto page_through = [](const StateMachine& sm) {
+    std::vector<SessionId> seen;
+    SessionId after = 0;
+    for (auto page = sm.sessions(after, 7); !page.empty(); page = sm.sessions(after, 7)) {
+      EXPECT_LE(page.size(), 7U);
+      for (const auto& s : page) seen.push_back(s.id);
+      after = seen.back();
+    }
+    return seen;
+  };
+  EXPECT_EQ(page_through(h.sm), live);
+  EXPECT_EQ(h.sm.sessions(live[3], 2).front().id, live[4]);
+  EXPECT_TRUE(h.sm.sessions(live.back(), 10).empty());
+  auto restored = StateMachine::restore(h.sm.snapshot());
+  ASSERT_TRUE(restored.is_ok());
+  EXPECT_EQ(page_through(*restored), live);
+}
+
 TEST(CoreSessions, OpenErrors) {
   Limits lim;
   lim.max_sessions = 1;

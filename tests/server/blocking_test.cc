@@ -219,5 +219,38 @@ TEST_F(Blocking, PushesForWatchedSessions) {
   EXPECT_EQ(ended->elements[3].str, "killed");
 }
 
+// A LOCK.RELEASE from a connection that neither watches nor acted for the
+// session is a release by another: the watchers get `lost` with reason
+// released-by-other. The holder's own releases (from the connection that
+// acquired, or from a watching one) push nothing.
+TEST_F(Blocking, ReleaseByAnotherConnectionPushesLost) {
+  RespClient a = client(), watcher = client(), other = client();
+  const auto sa = open_session(a);
+  ASSERT_EQ(watcher.call({"HELLO", "3"}).type, Type::kMap);
+  ASSERT_EQ(watcher.call({"SESSION.WATCH", sa}), Value::simple("OK"));
+  Value t = a.call({"LOCK.ACQUIRE", "L", sa});
+  ASSERT_EQ(t.type, Type::kInteger);
+  ASSERT_EQ(a.call({"LOCK.RELEASE", "L", sa, std::to_string(t.integer)}), Value::simple("OK"));
+  EXPECT_EQ(watcher.call({"PING"}), Value::simple("PONG")) << "own release pushed something";
+  t = a.call({"LOCK.ACQUIRE", "L", sa});
+  EXPECT_EQ(watcher.call({"LOCK.RELEASE", "L", sa, std::to_string(t.integer)}), Value::simple("OK"));
+
+  t = a.call({"LOCK.ACQUIRE", "L", sa});
+  ASSERT_EQ(t.type, Type::kInteger);
+  ASSERT_EQ(other.call({"LOCK.RELEASE", "L", sa, std::to_string(t.integer)}), Value::simple("OK"));
+  auto lost = watcher.read();
+  ASSERT_TRUE(lost);
+  ASSERT_EQ(lost->type, Type::kPush) << lost->debug_string();
+  ASSERT_EQ(lost->elements.size(), 6u);
+  EXPECT_EQ(lost->elements[1].str, "lost");
+  EXPECT_EQ(std::to_string(lost->elements[2].integer), sa);
+  EXPECT_EQ(lost->elements[3].str, "L");
+  EXPECT_EQ(lost->elements[4].integer, t.integer);
+  EXPECT_EQ(lost->elements[5].str, "released-by-other");
+  // A refused release by another pushes nothing.
+  EXPECT_EQ(other.call({"LOCK.RELEASE", "L", sa, std::to_string(t.integer)}).type, Type::kError);
+  EXPECT_EQ(watcher.call({"PING"}), Value::simple("PONG"));
+}
+
 }  // namespace
 }  // namespace leasehold::testing

@@ -65,6 +65,8 @@ TEST_F(Commands, HelloSwitchesProtocol) {
   ASSERT_EQ(h.type, Type::kMap) << h.debug_string();
   EXPECT_EQ(h.find("proto")->integer, 3);
   EXPECT_EQ(h.find("server")->str, "leasehold");
+  EXPECT_EQ(h.find("mode")->str, "standalone");
+  EXPECT_EQ(h.find("role")->str, "primary");
   EXPECT_EQ(c_.call({"LOCK.INFO", "none"}).type, Type::kNull);
   EXPECT_EQ(c_.call({"HELLO", "4"}).str, "NOPROTO unsupported protocol version");
   Value h2 = c_.call({"HELLO", "2"});
