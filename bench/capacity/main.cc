@@ -151,7 +151,12 @@ class CapacityRun {
                                                   o_.open_depth, deadline(), o_.io_timeout);
     PhaseRow open{n, "open", "", server.rss_bytes(), -1, {}, false, opened.error};
     finish_probe(open, probe);
+    // INFO runs on the loop too (and is slow with many sessions): only
+    // between windows, with the probe stopped, and timed as its own row.
+    probe.stop();
+    Clock::time_point info_start = Clock::now();
     auto snaps_after = server.info_field("snapshots_saved", o_.io_timeout).value_or(-1);
+    double info_s = std::chrono::duration<double>(Clock::now() - info_start).count();
     auto live = server.info_field("sessions", o_.io_timeout).value_or(-1);
     if (!opened.ids.empty() && open.rss > base_rss) {
       open.rss_per_session = static_cast<double>(open.rss - base_rss) / static_cast<double>(opened.ids.size());
@@ -161,7 +166,15 @@ class CapacityRun {
                   fmt("%.0f snapshots)", static_cast<double>(snaps_after - snaps_before));
     progress(open);
     rows.push_back(open);
+    {
+      PhaseRow info{n, "one INFO", fmt("%.3f s round trip (on an idle server)", info_s), 0, -1, {}, true, ""};
+      info.stalls.max_ms = info_s * 1000;  // the loop answers nobody else meanwhile
+      if (info.stalls.max_ms > o_.stall_ms) info.stalls.over.push_back({0, info.stalls.max_ms});
+      progress(info);
+      rows.push_back(info);
+    }
     if (opened.ids.empty()) return;
+    if (auto s = probe.start(deadline()); !s) return fail("keepalive", "stall probe: " + s.to_string());
 
     // Keepalives.
     auto ka = leasehold::bench::keepalive_load(server.endpoint(), opened.ids, o_.keepalive_connections,
@@ -189,6 +202,7 @@ class CapacityRun {
       std::this_thread::sleep_for(std::chrono::milliseconds(o_.after_restart_ms));  // the measured window
       PhaseRow rr{n, "restart (" + how + ")", "", server.rss_bytes(), -1, {}, false, ""};
       finish_probe(rr, probe);
+      probe.stop();  // INFO below: outside the window
       auto after = server.info_field("sessions", o_.io_timeout).value_or(-1);
       auto replayed = server.info_field("replayed_entries", o_.io_timeout).value_or(-1);
       rr.result = fmt("stop %.2f s", std::chrono::duration<double>(t1 - t0).count()) +
