@@ -133,7 +133,8 @@ if [[ ${SKIP_LEASEHOLD:-0} != 1 ]]; then
   # The ceiling: fdatasync in the data dir's filesystem, PING to "leasehold".
   targets+=(--ceiling-dir "$workdir/leasehold")
   # The `lease` durability mode (issue 14), once the server has it.
-  if [[ ${SKIP_LEASE:-0} != 1 ]] && "$leasehold" server --help 2>/dev/null | grep -q -- '--durability'; then
+  server_help=$("$leasehold" server --help 2>/dev/null || true)  # no pipe: grep -q + pipefail
+  if [[ ${SKIP_LEASE:-0} != 1 && $server_help == *--durability* ]]; then
     # shellcheck disable=SC2086
     start leasehold-lease "$leasehold" server --listen 127.0.0.1:@PORT@ --durability lease \
       --data-dir "$workdir/leasehold-lease/data" ${LEASEHOLD_SERVER_ARGS:-} || die "leasehold-lease server failed"
