@@ -12,9 +12,11 @@
 # etcd-mutexN (etcd's lock recipe) and etcd-txnN (no lock: one fenced etcd
 # write per cycle, the floor of any durable hand-off chain).
 # runs build/bench/leasehold_loadbench against both systems on both etcds
-# (W1, W2 at C = 1, 8, 32; etcd's mutex through our C++ gRPC client), prints
-# the table with the ratios leasehold-on-etcd / etcd-mutex and the goals,
-# and stops everything it started (TERM, then KILL after 5 s).
+# (W1, W2 at C = 1, 8, 32, 128; etcd's mutex through our C++ gRPC client),
+# prints the ceiling line (fdatasync p50 in etcd's data dir filesystem, PING
+# RTT p50 to the first leasehold node), the table with the ratios
+# leasehold-on-etcd / etcd-mutex, the latency table and the goals, and stops
+# everything it started (TERM, then KILL after 5 s).
 #
 # Assumes `make build` was run; builds nothing. Extra arguments go to the
 # driver, e.g.  bash bench/run_etcd.sh --duration-ms 1000 --clients 1,8
@@ -183,7 +185,7 @@ for n in ${ETCD_SIZES:-1 3}; do
            --ratio "lh-etcd${n}p/etcd-txn$n")
 done
 
-defaults=()
+defaults=(--ceiling-dir "$workdir")
 # W1 and W2 unless the caller chose (W3 is not a lock recipe).
 # shellcheck disable=SC2054  # the comma is the driver's list syntax
 [[ " $* " == *" --workloads "* || " $* " == *" --workloads="* ]] || defaults+=(--workloads W1,W2)

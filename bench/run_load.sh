@@ -5,10 +5,15 @@
 #   - redis-server "redis-always":  appendonly yes, appendfsync always
 #   - redis-server "redis-default": Redis's built-in defaults (no AOF)
 #   - leasehold server (embedded mode; fsync per group-commit batch)
+#   - a second one with --durability lease ("leasehold-lease"), when the
+#     server has that flag
 #   - ZooKeeper standalone (Debian `zookeeper`), when the driver was built
 #     with libzookeeper-mt-dev: W1 and W2 with the ZooKeeper lock recipe
-# runs build/bench/leasehold_loadbench against all three (W1, W2, W3 at
-# C = 1, 8, 32), prints the table, and stops everything it started.
+# runs build/bench/leasehold_loadbench against all of them (W1, W2, W3 at
+# C = 1, 8, 32, 128), prints the table with the ceiling line (fdatasync p50
+# in the leasehold data dir's filesystem and PING RTT p50, measured before
+# and after the cells), the latency table and the goals, and stops
+# everything it started.
 #
 # Assumes `make build` was run; builds nothing. Extra arguments go to the
 # driver, e.g.  bash bench/run_load.sh --duration-ms 1000 --clients 1,8
@@ -16,6 +21,7 @@
 #   BUILD=<dir>               build directory (default: ./build)
 #   LEASEHOLD_SERVER_ARGS=..  extra flags for `leasehold server`
 #   SKIP_LEASEHOLD=1          no leasehold column
+#   SKIP_LEASE=1              no leasehold-lease column
 #   SKIP_ZOOKEEPER=1          no ZooKeeper column
 #   KEEP_WORKDIR=1            keep the temp dir (server logs) after the run
 set -euo pipefail
@@ -124,6 +130,17 @@ if [[ ${SKIP_LEASEHOLD:-0} != 1 ]]; then
   # one write, one commit per cycle), as its own column and ratios.
   targets+=(--target "leasehold-p=leasehold-pipelined:127.0.0.1:$port"
             --ratio leasehold-p/redis-always --ratio leasehold-p/redis-default)
+  # The ceiling: fdatasync in the data dir's filesystem, PING to "leasehold".
+  targets+=(--ceiling-dir "$workdir/leasehold")
+  # The `lease` durability mode (issue 14), once the server has it.
+  server_help=$("$leasehold" server --help 2>/dev/null || true)  # no pipe: grep -q + pipefail
+  if [[ ${SKIP_LEASE:-0} != 1 && $server_help == *--durability* ]]; then
+    # shellcheck disable=SC2086
+    start leasehold-lease "$leasehold" server --listen 127.0.0.1:@PORT@ --durability lease \
+      --data-dir "$workdir/leasehold-lease/data" ${LEASEHOLD_SERVER_ARGS:-} || die "leasehold-lease server failed"
+    targets+=(--target "leasehold-lease=leasehold:127.0.0.1:$port"
+              --ratio leasehold-lease/redis-default)
+  fi
 fi
 
 zk_jar=/usr/share/java/zookeeper.jar

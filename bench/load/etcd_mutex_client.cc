@@ -51,7 +51,10 @@ class EtcdMutexClient final : public LockClient {
   }
 
   Result<bool> step(Clock::time_point /*give_up*/) override {
+    mark_acquire_sent();
     if (Status s = mutex_.lock(lease_, Clock::now() + io_timeout_); !s) return s;
+    mark_granted();
+    mark_release_sent();
     if (Status s = mutex_.unlock(); !s) return s;
     return true;
   }

@@ -1,6 +1,8 @@
 #include "bench/load/load_runner.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <limits>
 #include <latch>
 #include <memory>
@@ -19,12 +21,19 @@ namespace {
 constexpr int kMaxClients = 1024;
 
 struct SharedRun {
-  explicit SharedRun(int clients) : ready(clients), per_client(static_cast<std::size_t>(clients), 0) {}
+  explicit SharedRun(int clients)
+      : ready(clients),
+        per_client(static_cast<std::size_t>(clients), 0),
+        acquire_ns(static_cast<std::size_t>(clients)),
+        handoff_ns(static_cast<std::size_t>(clients)) {}
   std::latch ready;                 // every client connected and set up
   std::latch go{1};                 // opened by run_cell() once the window is set
   Clock::time_point measure_start;  // written before `go` opens
   Clock::time_point measure_end;
   std::vector<std::uint64_t> per_client;
+  std::vector<std::vector<std::int64_t>> acquire_ns;  // per client, counted cycles
+  std::vector<std::vector<std::int64_t>> handoff_ns;
+  std::atomic<std::int64_t> release_clock{0};  // LockClient::set_release_clock
   std::mutex error_mu;
   std::string first_error;
 
@@ -69,6 +78,7 @@ void client_thread(const CellOptions& o, int index, SharedRun& run) {
   std::unique_ptr<LockClient> client;
   if (made) {
     client = std::move(made.value());
+    if (o.workload == Workload::kOneLock) client->set_release_clock(&run.release_clock);
     if (Status s = client->setup(); !s) {
       run.record_error(index, s);
       client.reset();
@@ -81,6 +91,8 @@ void client_thread(const CellOptions& o, int index, SharedRun& run) {
   if (!client) return;
 
   std::uint64_t counted = 0;
+  auto& acquire_ns = run.acquire_ns[static_cast<std::size_t>(index)];
+  auto& handoff_ns = run.handoff_ns[static_cast<std::size_t>(index)];
   for (;;) {
     Clock::time_point now = Clock::now();
     if (now >= run.measure_end) break;
@@ -91,13 +103,40 @@ void client_thread(const CellOptions& o, int index, SharedRun& run) {
       return;
     }
     Clock::time_point done = Clock::now();
-    if (stepped.value() && done >= run.measure_start && done < run.measure_end) ++counted;
+    if (stepped.value() && done >= run.measure_start && done < run.measure_end) {
+      ++counted;
+      acquire_ns.push_back(client->acquire_latency().count());
+      if (client->handoff_latency().count() >= 0) handoff_ns.push_back(client->handoff_latency().count());
+    }
   }
   run.per_client[static_cast<std::size_t>(index)] = counted;
   if (Status s = client->finish(); !s) run.record_error(index, s);
 }
 
+std::vector<std::int64_t> merged(std::vector<std::vector<std::int64_t>>& parts) {
+  std::vector<std::int64_t> all;
+  for (auto& p : parts) all.insert(all.end(), p.begin(), p.end());
+  return all;
+}
+
 }  // namespace
+
+LatencySummary summarize_latencies(std::vector<std::int64_t>& samples_ns) {
+  LatencySummary s;
+  s.samples = samples_ns.size();
+  if (samples_ns.empty()) return s;
+  auto rank = [&](double q) {
+    // Nearest rank: the smallest sample with at least q of them at or below it.
+    auto n = static_cast<double>(samples_ns.size());
+    auto k = static_cast<std::size_t>(std::max(1.0, std::ceil(q * n))) - 1;
+    std::nth_element(samples_ns.begin(), samples_ns.begin() + static_cast<std::ptrdiff_t>(k),
+                     samples_ns.end());
+    return static_cast<double>(samples_ns[k]) / 1000.0;
+  };
+  s.p50_us = rank(0.50);
+  s.p99_us = rank(0.99);
+  return s;
+}
 
 std::uint64_t CellResult::max_per_client() const {
   return per_client.empty() ? 0 : *std::max_element(per_client.begin(), per_client.end());
@@ -141,6 +180,10 @@ CellResult run_cell(const CellOptions& options) {
   double seconds = std::chrono::duration<double>(options.duration).count();
   result.ops_per_s = static_cast<double>(result.total) / seconds;
   result.error = run.first_error;
+  auto acquire = merged(run.acquire_ns);
+  auto handoff = merged(run.handoff_ns);
+  result.acquire = summarize_latencies(acquire);
+  result.handoff = summarize_latencies(handoff);
   return result;
 }
 

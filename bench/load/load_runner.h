@@ -16,6 +16,9 @@
 // spin-lock + compare-and-delete), ZooKeeper (the ephemeral-sequential lock
 // recipe; see zk_lock_client.h), etcd's own mutex (etcd_mutex_client.h).
 //
+// Latencies: every counted cycle's acquire latency, and in kOneLock its
+// hand-off latency (LockClient's release clock, shared by the cell).
+//
 // Errors: never fails as a whole; a client that hits an error stops and the
 // first error is reported in CellResult::error (its cycles so far count).
 // Thread-safety: run_cell() may be called from any thread; it blocks until
@@ -56,11 +59,24 @@ struct CellOptions {
   std::string name_prefix = "bench";
 };
 
+// Percentiles of the latencies of the cycles counted in the window, in
+// microseconds; `samples` 0 (and p50/p99 -1) when none were timed.
+struct LatencySummary {
+  double p50_us = -1;
+  double p99_us = -1;
+  std::size_t samples = 0;
+};
+
+// p50 and p99 (nearest rank) of `samples_ns`; reorders it.
+LatencySummary summarize_latencies(std::vector<std::int64_t>& samples_ns);
+
 struct CellResult {
   std::uint64_t total = 0;                 // cycles completed in the window
   double ops_per_s = 0;                    // total / measured seconds
   std::vector<std::uint64_t> per_client;   // cycles per client in the window
   std::string error;                       // first client error, "" if none
+  LatencySummary acquire;                  // ACQUIRE sent -> granted (every cycle)
+  LatencySummary handoff;                  // previous release sent -> grant (kOneLock)
 
   bool ok() const { return error.empty(); }
   std::uint64_t max_per_client() const;

@@ -20,6 +20,22 @@ std::string random_value(std::mt19937_64& rng) {
 
 }  // namespace
 
+void LockClient::mark_granted() {
+  Clock::time_point granted = Clock::now();
+  // Taken now: a pipelined client stamps its next ACQUIRE before step() returns.
+  acquire_latency_ = granted - acquire_sent_;
+  handoff_ = std::chrono::nanoseconds(-1);
+  if (release_clock_ == nullptr) return;
+  std::int64_t released = release_clock_->load(std::memory_order_acquire);
+  std::int64_t now = granted.time_since_epoch().count();
+  if (released > 0 && released <= now) handoff_ = std::chrono::nanoseconds(now - released);
+}
+
+void LockClient::mark_release_sent() {
+  if (release_clock_ == nullptr) return;
+  release_clock_->store(Clock::now().time_since_epoch().count(), std::memory_order_release);
+}
+
 LeaseholdLockClient::LeaseholdLockClient(RespConnection conn, std::string lock_name,
                                          std::string owner, std::int64_t session_ttl_ms,
                                          bool wait, bool pipeline)
@@ -62,13 +78,17 @@ Status LeaseholdLockClient::read_release_ok() {
 
 Result<bool> LeaseholdLockClient::step(Clock::time_point /*give_up*/) {
   if (!acquire_pending_) {
+    mark_acquire_sent();
     if (Status s = conn_.send({acquire_command()}); !s) return s;
     acquire_pending_ = true;
   }
   auto token = read_grant();
   if (!token) return token.status();
+  mark_granted();
   std::vector<std::string_view> release = {"LOCK.RELEASE", lock_name_, session_, *token};
+  mark_release_sent();
   if (pipeline_) {
+    mark_acquire_sent();  // the next cycle's ACQUIRE goes out with this RELEASE
     if (Status s = conn_.send({release, acquire_command()}); !s) return s;
     acquire_pending_ = true;
   } else if (Status s = conn_.send({release}); !s) {
@@ -102,6 +122,7 @@ RedisLockClient::RedisLockClient(RespConnection conn, std::string key, std::int6
 
 Result<bool> RedisLockClient::step(Clock::time_point give_up) {
   std::string value = random_value(rng_);
+  mark_acquire_sent();
   for (;;) {
     auto set = conn_.call({"SET", key_, value, "NX", "PX", lease_text_});
     if (!set) return set.status();
@@ -110,6 +131,8 @@ Result<bool> RedisLockClient::step(Clock::time_point give_up) {
     if (Clock::now() >= give_up) return false;
     if (retry_delay_.count() > 0) std::this_thread::sleep_for(retry_delay_);
   }
+  mark_granted();
+  mark_release_sent();
   auto del = conn_.call({"EVAL", kRedisReleaseScript, "1", key_, value});
   if (!del) return del.status();
   if (del->type != resp::Type::kInteger || del->integer != 1) {

@@ -24,10 +24,17 @@
 // error Status when a reply was not what the protocol promises (the message
 // quotes the reply). After an error the client is unusable.
 //
+// Latency: every implementation stamps its cycle (mark_acquire_sent() before
+// the first acquire attempt goes out, mark_granted() when the lock is held,
+// mark_release_sent() before the release goes out). acquire_latency() is
+// ACQUIRE sent -> granted; handoff_latency() is the previous holder's
+// release sent -> this grant, through the cell's shared release clock (W2).
+//
 // Ownership: each client owns its connection. Thread-safety: none; one thread
-// per client.
+// per client (the release clock is an atomic shared by the cell's clients).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <random>
@@ -50,6 +57,27 @@ class LockClient {
   virtual Result<bool> step(Clock::time_point give_up) = 0;
   // After the window (e.g. close the session). Best effort.
   virtual Status finish() = 0;
+
+  // W2: the clock every client of the cell publishes its release time to
+  // (steady_clock nanoseconds, 0 = none yet), so that the next holder can
+  // time the hand-off. Null (the default): no hand-off latency.
+  void set_release_clock(std::atomic<std::int64_t>* clock) { release_clock_ = clock; }
+  // Of the cycle step() completed last: ACQUIRE sent -> granted.
+  std::chrono::nanoseconds acquire_latency() const { return acquire_latency_; }
+  // Of the cycle step() completed last: the previous holder's release sent ->
+  // this grant; negative when unknown (no release clock, or the first grant).
+  std::chrono::nanoseconds handoff_latency() const { return handoff_; }
+
+ protected:
+  void mark_acquire_sent() { acquire_sent_ = Clock::now(); }
+  void mark_granted();
+  void mark_release_sent();
+
+ private:
+  std::atomic<std::int64_t>* release_clock_ = nullptr;
+  Clock::time_point acquire_sent_{};
+  std::chrono::nanoseconds acquire_latency_{0};
+  std::chrono::nanoseconds handoff_{-1};
 };
 
 class LeaseholdLockClient final : public LockClient {

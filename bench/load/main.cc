@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "bench/load/ceiling.h"
 #include "bench/load/report.h"
 #include "common/loopback.h"
 #include "bench/load/suite.h"
@@ -105,12 +106,13 @@ int main(int argc, char** argv) {
   CLI::App app{"leasehold_loadbench: leasehold vs Redis lock workloads, side by side"};
   std::string leasehold_addr, always_addr, default_addr, zookeeper_addr, csv_path;
   std::vector<std::string> named_targets, ratio_specs;
-  std::vector<int> clients = {1, 8, 32};
+  std::vector<int> clients = {1, 8, 32, 128};
   std::vector<std::string> workloads = {"W1", "W2", "W3"};
   std::vector<long long> spin_retry_us = {100000, 0};
   long long duration_ms = 3000, warmup_ms = 200, io_timeout_ms = 15000, lease_ms = 10000;
   long long w3_requests = 0;
   std::string redis_benchmark = "redis-benchmark";
+  std::string ceiling_dir, ceiling_target;
   bool quiet = false;
   bool print_free_port = false;
   bool has_zookeeper = false;
@@ -147,6 +149,11 @@ int main(int argc, char** argv) {
                  "redis-benchmark -n per W3 cell (0: sized from the W1 rate)")
       ->check(CLI::Range(0LL, 100000000LL));
   app.add_option("--redis-benchmark", redis_benchmark, "redis-benchmark binary");
+  app.add_option("--ceiling-dir", ceiling_dir,
+                 "measure fdatasync p50 in this directory (the data dir's filesystem) before and after "
+                 "the cells and print the ceiling line and columns");
+  app.add_option("--ceiling-target", ceiling_target,
+                 "target name whose PING RTT goes into the ceiling (default: the first leasehold target)");
   app.add_option("--csv", csv_path, "also write the results as CSV to this file");
   app.add_flag("--quiet", quiet, "no progress lines on stderr");
   app.add_flag("--free-port", print_free_port,
@@ -220,12 +227,51 @@ int main(int argc, char** argv) {
   o.name_prefix = "loadbench:" + std::to_string(::getpid());
   if (!quiet) o.progress = [](const std::string& line) { std::cerr << line << std::endl; };
 
+  // The ceiling's probes run before and after the cells (ceiling.h).
+  leasehold::bench::Ceiling ceiling;
+  const Target* rtt_target = nullptr;
+  for (const auto& t : o.targets) {
+    if (ceiling_target.empty() ? t.system == System::kLeasehold : t.name == ceiling_target) {
+      rtt_target = &t;
+      break;
+    }
+  }
+  if (!ceiling_target.empty() && rtt_target == nullptr) {
+    std::cerr << "leasehold_loadbench: --ceiling-target '" << ceiling_target << "' is no target\n";
+    return 2;
+  }
+  auto probe = [&](double& fsync_us, double& rtt_us) {
+    if (ceiling_dir.empty()) return;
+    if (auto f = leasehold::bench::probe_fsync(ceiling_dir)) fsync_us = f->p50_us;
+    else std::cerr << "leasehold_loadbench: fsync probe: " << f.status().to_string() << '\n';
+    if (rtt_target == nullptr) return;
+    if (auto r = leasehold::bench::probe_ping(rtt_target->endpoint, o.io_timeout)) rtt_us = r->p50_us;
+    else std::cerr << "leasehold_loadbench: PING probe: " << r.status().to_string() << '\n';
+  };
+  ceiling.fsync_dir = ceiling_dir;
+  ceiling.rtt_target = rtt_target ? rtt_target->name : "none";
+  probe(ceiling.fsync_before_us, ceiling.rtt_before_us);
+  if (!ceiling_dir.empty()) {
+    o.before_cell = [&] {
+      if (auto f = leasehold::bench::probe_fsync(ceiling_dir, leasehold::bench::kBetweenCellsProbe)) {
+        ceiling.fsync_between_us.push_back(f->p50_us);
+      }
+    };
+  }
   auto rows = leasehold::bench::run_suite(o);
+  probe(ceiling.fsync_after_us, ceiling.rtt_after_us);
+  const leasehold::bench::Ceiling* with_ceiling = ceiling_dir.empty() ? nullptr : &ceiling;
   std::cout << "\nduration " << duration_ms << " ms per cell (+" << warmup_ms
             << " ms warm-up); W1 = lock cycles/s (acquire+release), W2 = grants/s "
                "(r = Redis retry delay), W3 = redis-benchmark SET NX PX requests/s\n\n";
-  std::cout << leasehold::bench::format_table(rows, o.targets, ratios) << '\n';
-  if (redis_goals) std::cout << leasehold::bench::format_goals(rows);
+  if (with_ceiling) std::cout << leasehold::bench::format_ceiling(ceiling) << '\n';
+  std::cout << leasehold::bench::format_table(rows, o.targets, ratios, with_ceiling) << '\n';
+  if (o.w1 || o.w2) {
+    std::cout << "latency p50/p99 in ms: W1 acquire = ACQUIRE sent -> granted; W2 hand-off = the "
+                 "previous holder's release sent -> the next grant\n\n"
+              << leasehold::bench::format_latency_table(rows, o.targets) << '\n';
+  }
+  if (redis_goals) std::cout << leasehold::bench::format_goals(rows, with_ceiling);
   if (!etcd_pairs.empty()) std::cout << leasehold::bench::format_etcd_goals(rows, etcd_pairs);
   if (!csv_path.empty()) {
     std::ofstream csv(csv_path);

@@ -22,6 +22,8 @@ Measurement to_measurement(const CellResult& r, bool fairness) {
   m.max_per_client = r.max_per_client();
   m.min_per_client = r.min_per_client();
   m.error = r.error;
+  m.acquire = r.acquire;
+  m.handoff = r.handoff;
   return m;
 }
 
@@ -35,6 +37,12 @@ void report(const SuiteOptions& o, const Row& row, const std::string& target,
   if (m.has_fairness) {
     text += "  per-client max " + std::to_string(m.max_per_client) + " min " +
             std::to_string(m.min_per_client);
+  }
+  const LatencySummary& l = m.has_fairness ? m.handoff : m.acquire;
+  if (l.samples > 0) {
+    std::snprintf(line, sizeof line, "  %s p50 %.2f ms p99 %.2f ms", m.has_fairness ? "hand-off" : "acquire",
+                  l.p50_us / 1000, l.p99_us / 1000);
+    text += line;
   }
   if (!m.error.empty()) text += "  ERROR " + m.error;
   o.progress(text);
@@ -56,6 +64,7 @@ class SuiteRun {
   explicit SuiteRun(const SuiteOptions& o) : o_(o) {}
 
   CellOptions cell(const Target& t, Workload w, int clients) {
+    if (o_.before_cell) o_.before_cell();
     CellOptions c;
     c.system = t.system;
     c.workload = w;

@@ -54,6 +54,8 @@ struct SuiteOptions {
   std::int64_t w3_max_requests = 200000;
   std::string redis_benchmark = "redis-benchmark";
   std::string name_prefix = "bench";
+  // Called before every cell (e.g. the ceiling's fsync probe); may be empty.
+  std::function<void()> before_cell;
   // Progress lines ("W1 C=8 redis-always: 1234 ops/s"); may be empty.
   std::function<void(const std::string&)> progress;
 };
@@ -64,6 +66,8 @@ struct Measurement {
   std::uint64_t max_per_client = 0;
   std::uint64_t min_per_client = 0;
   std::string error;              // "" when the cell ran cleanly
+  LatencySummary acquire;         // W1/W2: ACQUIRE sent -> granted
+  LatencySummary handoff;         // W2: previous holder's release sent -> grant
 };
 
 struct Row {

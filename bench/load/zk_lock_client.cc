@@ -58,11 +58,14 @@ class ZkLockClient final : public LockClient {
   Result<bool> step(Clock::time_point /*give_up*/) override {
     char created[kPathBufferBytes];
     std::string prefix = dir_ + "/" + std::string(kNodePrefix);
+    mark_acquire_sent();
     int rc = zoo_create(zh_, prefix.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE,
                         ZOO_EPHEMERAL_SEQUENTIAL, created, sizeof created);
     if (rc != ZOK) return zk_error("zoo_create", rc);
     std::string mine(created);
     if (Status s = wait_until_lowest(mine.substr(dir_.size() + 1)); !s) return s;
+    mark_granted();
+    mark_release_sent();
     rc = zoo_delete(zh_, mine.c_str(), -1);
     if (rc != ZOK) return zk_error("zoo_delete", rc);
     return true;

@@ -55,7 +55,8 @@ TEST(LoadBenchSmoke, DriverProducesNumbersAgainstRedis) {
   auto driver = Subprocess::spawn(
       {build_dir() + "/bench/leasehold_loadbench", "--redis-default", loopback(redis.port()),
        "--clients", "2", "--duration-ms", "1000", "--warmup-ms", "100", "--spin-retry-us", "1000",
-       "--w3-requests", "2000", "--csv", dir.file("results.csv")},
+       "--w3-requests", "2000", "--csv", dir.file("results.csv"), "--ceiling-dir", dir.path(),
+       "--ceiling-target", "redis-default"},
       opt);
   ASSERT_TRUE(driver.is_ok()) << driver.status().to_string();
   auto code = driver->wait(std::chrono::seconds(60));
@@ -66,21 +67,30 @@ TEST(LoadBenchSmoke, DriverProducesNumbersAgainstRedis) {
   EXPECT_EQ(rows[0][0], "workload");
   std::map<std::string, double> rate;
   for (std::size_t i = 1; i < rows.size(); ++i) {
-    ASSERT_EQ(rows[i].size(), 7u) << i;
+    ASSERT_EQ(rows[i].size(), 11u) << i;
     EXPECT_EQ(rows[i][1], "2");
     EXPECT_EQ(rows[i][2], "redis-default");
     EXPECT_EQ(rows[i][6], "") << "error in " << rows[i][0];
     rate[rows[i][0]] = std::stod(rows[i][3]);
     if (rows[i][0].rfind("W2", 0) == 0) {
       EXPECT_GT(std::stoull(rows[i][4]), 0u);  // max grants per client
+      EXPECT_GT(std::stod(rows[i][9]), 0) << "hand-off p50";
+      EXPECT_GE(std::stod(rows[i][10]), std::stod(rows[i][9])) << "hand-off p99 >= p50";
+    }
+    if (rows[i][0] == "W1") {
+      EXPECT_GT(std::stod(rows[i][7]), 0) << "acquire p50";
+      EXPECT_GE(std::stod(rows[i][8]), std::stod(rows[i][7])) << "acquire p99 >= p50";
     }
   }
   ASSERT_EQ(rate.size(), 3u) << read_file(dir.file("results.csv"));
   EXPECT_GT(rate["W1"], 0);
   EXPECT_GT(rate["W2 r=1ms"], 0);
   EXPECT_GT(rate["W3"], 0);
-  // The human table is printed too.
-  EXPECT_NE(read_file(dir.file("out")).find("redis-default"), std::string::npos);
+  // The human tables are printed too, with the ceiling measured in the run.
+  std::string out = read_file(dir.file("out"));
+  EXPECT_NE(out.find("redis-default"), std::string::npos) << out;
+  EXPECT_NE(out.find("ceiling: W2 hand-off 1/(fsync+RTT) = "), std::string::npos) << out;
+  EXPECT_NE(out.find("W1 acquire"), std::string::npos) << out;
 }
 
 // run_cell directly: W2 cycles add up and each client is accounted for.
@@ -114,11 +124,17 @@ TEST(LoadBenchSmoke, PipelinedLeaseholdCellsHandOffAndLeaveNothingBehind) {
   bench::CellResult w2 = bench::run_cell(o);
   ASSERT_TRUE(w2.ok()) << w2.error;
   EXPECT_GT(w2.min_per_client(), 0u) << "FIFO hand-off: every client is granted";
+  EXPECT_GT(w2.handoff.samples, 0u);
+  EXPECT_GT(w2.handoff.p50_us, 0);
   o.workload = bench::Workload::kOwnLock;
   o.name_prefix = "pw1";
   bench::CellResult w1 = bench::run_cell(o);
   ASSERT_TRUE(w1.ok()) << w1.error;
   EXPECT_GT(w1.min_per_client(), 0u);
+  // The pipelined ACQUIRE is stamped when it goes out with the RELEASE.
+  EXPECT_EQ(w1.acquire.samples, w1.total);
+  EXPECT_GT(w1.acquire.p50_us, 0);
+  EXPECT_EQ(w1.handoff.samples, 0u) << "W1 has no hand-off";
 
   auto conn = RespClient::connect(server.port());
   ASSERT_TRUE(conn);
