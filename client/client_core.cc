@@ -58,7 +58,8 @@ Result<std::unique_ptr<Connection>> ClientCore::dial_once(Clock::time_point dead
   Status last(ErrorCode::kUnreachable, "no endpoint");
   for (const Endpoint& ep : order) {
     const auto per_try = std::min(deadline, Clock::now() + options_.connect_timeout);
-    auto conn = Connection::dial(ep, per_try, interrupt_fd, options_.name);
+    auto conn = Connection::dial(ep, per_try, interrupt_fd,
+                                 Handshake{options_.name, options_.user, options_.password});
     if (conn) {
       std::lock_guard lock(mu_);
       current_ = ep.to_string();

@@ -112,6 +112,11 @@ Status status_from_error_reply(std::string_view text) {
   }};
   const auto space = text.find(' ');
   const std::string_view prefix = text.substr(0, space);
+  // Access refusals (docs/security.md) keep their prefix: the message says
+  // what was refused ("WRONGPASS invalid username-password pair ...").
+  if (prefix == "NOAUTH" || prefix == "WRONGPASS" || prefix == "NOPERM") {
+    return Status(ErrorCode::kInvalidArgument, std::string(text));
+  }
   const std::string_view rest =
       space == std::string_view::npos ? std::string_view{} : text.substr(space + 1);
   for (const auto& p : kPrefixes) {
@@ -131,14 +136,19 @@ Connection::~Connection() {
 Result<std::unique_ptr<Connection>> Connection::dial(const Endpoint& endpoint,
                                                      Clock::time_point deadline,
                                                      int interrupt_fd,
-                                                     const std::string& client_name) {
+                                                     const Handshake& handshake) {
   auto fd = tcp_connect(endpoint, deadline, interrupt_fd);
   if (!fd) return fd.status();
   std::unique_ptr<Connection> conn(new Connection(*fd, endpoint));
   std::vector<std::string> hello{"HELLO", "3"};
-  if (!client_name.empty()) {
+  if (!handshake.password.empty()) {
+    hello.push_back("AUTH");
+    hello.push_back(handshake.user.empty() ? "default" : handshake.user);
+    hello.push_back(handshake.password);
+  }
+  if (!handshake.client_name.empty()) {
     hello.push_back("SETNAME");
-    hello.push_back(client_name);
+    hello.push_back(handshake.client_name);
   }
   auto reply = conn->roundtrip(hello, deadline, interrupt_fd, {});
   if (!reply) return reply.status();

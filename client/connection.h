@@ -39,14 +39,22 @@ Status interrupted_status();
 // per the table in docs/protocol.md. Unknown prefixes map to kInternal.
 Status status_from_error_reply(std::string_view text);
 
+// What HELLO sends besides the protocol version.
+struct Handshake {
+  std::string client_name;  // SETNAME when set
+  std::string user;         // AUTH user password when password is set ("" = "default")
+  std::string password;
+};
+
 class Connection {
  public:
-  // TCP connect, then HELLO 3 (and SETNAME when `client_name` is set).
-  // A -REDIRECT reply to HELLO is returned as kRedirect.
+  // TCP connect, then HELLO 3 (with AUTH and SETNAME per `handshake`).
+  // A -REDIRECT reply to HELLO is returned as kRedirect; a refused AUTH as
+  // kInvalidArgument "WRONGPASS ...".
   static Result<std::unique_ptr<Connection>> dial(const Endpoint& endpoint,
                                                   Clock::time_point deadline,
                                                   int interrupt_fd,
-                                                  const std::string& client_name);
+                                                  const Handshake& handshake);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

@@ -9,7 +9,8 @@ packages=(
   libuv1-dev librocksdb-dev libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libpq-dev libpqxx-dev postgresql-15
-  redis-server redis-tools
+  redis-server redis-tools python3-redis
+  libssl-dev openssl
   zookeeper libzookeeper-mt-dev
   etcd-server etcd-client
 )

@@ -66,6 +66,11 @@ struct ClientOptions {
   int max_redirects = 4;            // -REDIRECT hops followed per call
   std::size_t max_connections = 8;  // pooled connections
   std::string name;                 // CLIENT SETNAME, optional
+  // Authentication (docs/security.md): when `password` is set, every
+  // connection sends HELLO 3 AUTH <user> <password> ("" user = "default").
+  // A refused AUTH fails the call with kInvalidArgument "WRONGPASS ...".
+  std::string user;
+  std::string password;
 };
 
 enum class LockMode : std::uint8_t { kExclusive, kShared, kSemaphore };
