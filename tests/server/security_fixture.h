@@ -76,7 +76,7 @@ class SecureServer : public ::testing::Test {
     write_text(script, "import redis, sys\nPORT = " + std::to_string(server_.port()) +
                            "\nr = redis.Redis(host=\"127.0.0.1\", port=PORT, socket_timeout=10, " +
                            connect_args + ")\n" + body);
-    return sh("python3 " + script, 60);
+    return sh("/usr/bin/python3 " + script, 60);
   }
 
   TempDir dir_{"server-security"};

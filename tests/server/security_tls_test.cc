@@ -131,7 +131,7 @@ TEST_F(Tls, NoClientCertificatesWithPasswordsAndRedisPy) {
                          "\", username=\"alice\", password=\"alicepw\", socket_timeout=10)\n"
                          "print(r.ping())\nprint(r.execute_command(\"ACL\", \"WHOAMI\"))\n"
                          "print(r.set(\"keys/t\", \"v\"))\n");
-  EXPECT_EQ(sh("python3 " + script, 60), "True\nb'alice'\nTrue\n");
+  EXPECT_EQ(sh("/usr/bin/python3 " + script, 60), "True\nb'alice'\nTrue\n");
 }
 
 TEST_F(Tls, OptionalClientCertificateAndReloadOnSighup) {
