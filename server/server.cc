@@ -151,7 +151,7 @@ Status Server::start() {
   return listen();
 }
 
-Status Server::bind_listener(uv_tcp_t& handle, const std::string& host, std::uint16_t port,
+Status Server::bind_listener(uv_tcp_t& handle, bool& initialised, const std::string& host, std::uint16_t port,
                              std::uint16_t& bound_port, uv_connection_cb on_connection) {
   sockaddr_storage addr{};
   int rc = 0;
@@ -165,6 +165,7 @@ Status Server::bind_listener(uv_tcp_t& handle, const std::string& host, std::uin
   }
   uv_tcp_init(&loop_, &handle);
   handle.data = this;
+  initialised = true;  // closed at shutdown from here on
   rc = uv_tcp_bind(&handle, reinterpret_cast<const sockaddr*>(&addr), 0);
   if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(&handle), 511, on_connection);
   if (rc != 0) {
@@ -178,16 +179,14 @@ Status Server::bind_listener(uv_tcp_t& handle, const std::string& host, std::uin
 }
 
 Status Server::listen() {
-  listening_ = true;  // the handle is initialised from here on (closed at shutdown)
-  Status st = bind_listener(listener_, config_.listen_host, config_.listen_port, bound_port_,
+  Status st = bind_listener(listener_, listening_, config_.listen_host, config_.listen_port, bound_port_,
                             [](uv_stream_t* s, int status) {
                               static_cast<Server*>(s->data)->on_new_connection(s, status);
                             });
   if (!st) return st;
   spdlog::info("listening address={} data_dir={}", listen_address(), config_.data_dir);
   if (!tls_ctx_) return Status::ok();
-  tls_listening_ = true;
-  st = bind_listener(tls_listener_, tls_host_, tls_port_, tls_bound_port_, [](uv_stream_t* s, int status) {
+  st = bind_listener(tls_listener_, tls_listening_, tls_host_, tls_port_, tls_bound_port_, [](uv_stream_t* s, int status) {
     static_cast<Server*>(s->data)->on_new_connection(s, status);
   });
   if (!st) return st;

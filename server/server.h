@@ -130,8 +130,9 @@ class Server {
     Server* server;
   };
 
-  Status bind_listener(uv_tcp_t& handle, const std::string& host, std::uint16_t port, std::uint16_t& bound_port,
-                       uv_connection_cb on_connection);
+  // Initialises `handle` (then sets `initialised`), binds and listens.
+  Status bind_listener(uv_tcp_t& handle, bool& initialised, const std::string& host, std::uint16_t port,
+                       std::uint16_t& bound_port, uv_connection_cb on_connection);
   Status listen();
   // Parses --tls-listen and loads the certificates (no-op without TLS).
   Status load_tls();
