@@ -89,6 +89,9 @@ Result<std::unique_ptr<Connection>> ClientCore::dial_once(Clock::time_point dead
       if (Status st = note_redirect(last.message(), ep.tls); !st) return st;
       return last;  // the caller dials again, now preferring the named primary
     }
+    // A refused password or an untrusted certificate: another endpoint or a
+    // retry will not help (and must not be hidden as "unreachable").
+    if (last.code() == ErrorCode::kInvalidArgument) return last;
     if (redirect && ep == *redirect) {
       std::lock_guard lock(mu_);
       if (redirect_ && *redirect_ == ep) redirect_.reset();

@@ -56,14 +56,14 @@ TEST_F(SecureCli, TlsEndpoints) {
   const std::string d = dir_.path();
   const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
   const std::string made = sh(
-      "cd " + d + " && printf \"subjectAltName=IP:127.0.0.1\\n\" > san.ext"
+      "cd " + d + " && ( printf \"subjectAltName=IP:127.0.0.1\\n\" > san.ext"
       " && openssl req -x509 " + key + " -keyout ca.key -out ca.crt -days 2 -subj /CN=ca"
       " && openssl req -x509 " + key + " -keyout other.key -out other.crt -days 2 -subj /CN=other"
       " && openssl req " + key + " -keyout srv.key -out srv.csr -subj /CN=127.0.0.1"
       " && openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt -days 2 -extfile san.ext"
       " && openssl req " + key + " -keyout alice.key -out alice.csr -subj /CN=alice"
       " && openssl x509 -req -in alice.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out alice.crt -days 2"
-      " >/dev/null 2>&1 && echo made", 120);
+      " ) >/dev/null 2>&1 && echo made", 120);
   ASSERT_EQ(made, "made\n");
   ServerProcess tls_server;
   const std::uint16_t tls_port = free_port();
