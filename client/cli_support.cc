@@ -1,5 +1,8 @@
 #include "client/cli_support.h"
 
+#include <cstdlib>
+#include <fstream>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -33,13 +36,41 @@ Result<client::Millis> parse_duration(std::string_view text) {
 
 void add_common_options(CLI::App& cmd, CommonOptions& options, bool with_json) {
   cmd.add_option("--endpoints,-e", options.endpoints,
-                 "Comma-separated host:port list of servers")
+                 "Comma-separated host:port (or tls://host:port) list of servers")
       ->envname("LEASEHOLD_ENDPOINTS")
       ->capture_default_str();
   cmd.add_option("--timeout", options.timeout, "Timeout of one call (500ms, 5s, ...)")
       ->capture_default_str();
+  cmd.add_option("--user", options.user, "Authenticate as this user (default: the default user)")
+      ->envname("LEASEHOLD_USER");
+  cmd.add_option("--password-file", options.password_file,
+                 "Read the password from this file (else env LEASEHOLD_PASSWORD)");
+  cmd.add_option("--tls-ca-file", options.tls_ca_file, "CA of the server certificate (tls:// endpoints)")
+      ->envname("LEASEHOLD_TLS_CA_FILE");
+  cmd.add_option("--tls-cert-file", options.tls_cert_file, "Client certificate (PEM) for TLS")
+      ->envname("LEASEHOLD_TLS_CERT_FILE");
+  cmd.add_option("--tls-key-file", options.tls_key_file, "Client private key (PEM) for TLS")
+      ->envname("LEASEHOLD_TLS_KEY_FILE");
   if (with_json) cmd.add_flag("--json", options.json, "Print JSON instead of text");
 }
+
+namespace {
+// The password from --password-file (its first line) or LEASEHOLD_PASSWORD.
+Result<std::string> read_password(const CommonOptions& options) {
+  if (options.password_file.empty()) {
+    const char* env = std::getenv("LEASEHOLD_PASSWORD");
+    return std::string(env != nullptr ? env : "");
+  }
+  std::ifstream in(options.password_file);
+  std::string line;
+  if (!in || !std::getline(in, line)) {
+    return Status(ErrorCode::kInvalidArgument, "cannot read a password from " + options.password_file);
+  }
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.empty()) return Status(ErrorCode::kInvalidArgument, options.password_file + " holds an empty password");
+  return line;
+}
+}  // namespace
 
 Result<std::shared_ptr<client::Client>> make_client(const CommonOptions& options,
                                                     const std::string& name) {
@@ -53,6 +84,16 @@ Result<std::shared_ptr<client::Client>> make_client(const CommonOptions& options
   co.call_timeout = *timeout;
   co.connect_timeout = std::min(*timeout, client::Millis(1000));
   co.name = name;
+  auto password = read_password(options);
+  if (!password) return password.status();
+  co.user = options.user;
+  co.tls_ca_file = options.tls_ca_file;
+  co.tls_cert_file = options.tls_cert_file;
+  co.tls_key_file = options.tls_key_file;
+  co.password = std::move(password).value();
+  if (!co.user.empty() && co.password.empty()) {
+    return Status(ErrorCode::kInvalidArgument, "--user needs a password (--password-file or LEASEHOLD_PASSWORD)");
+  }
   return client::Client::create(std::move(co));
 }
 

@@ -39,9 +39,17 @@ struct CommonOptions {
   std::string endpoints = "127.0.0.1:7379";  // --endpoints, env LEASEHOLD_ENDPOINTS
   std::string timeout = "3s";                // --timeout: one call
   bool json = false;                         // --json (read commands)
+  std::string user;                          // --user, env LEASEHOLD_USER
+  std::string password_file;                 // --password-file; else env LEASEHOLD_PASSWORD
+  std::string tls_ca_file;                   // --tls-ca-file: for tls:// endpoints
+  std::string tls_cert_file;                 // --tls-cert-file: client certificate
+  std::string tls_key_file;                  // --tls-key-file
 };
 
-// Adds --endpoints and --timeout (and --json when `with_json`).
+// Adds --endpoints, --timeout, --user, --password-file and the --tls-*
+// files (and --json when
+// `with_json`). A password is never taken on the command line: it comes
+// from --password-file (first line) or the LEASEHOLD_PASSWORD variable.
 void add_common_options(CLI::App& cmd, CommonOptions& options, bool with_json);
 Result<std::shared_ptr<client::Client>> make_client(const CommonOptions& options,
                                                     const std::string& name = "leasehold-cli");

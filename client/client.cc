@@ -20,17 +20,20 @@ std::string ms_arg(Millis ms) { return std::to_string(ms.count()); }
 }  // namespace
 
 std::string Endpoint::to_string() const {
-  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
-  return host + ":" + std::to_string(port);
+  const std::string scheme = tls ? "tls://" : "";
+  if (host.find(':') != std::string::npos) return scheme + "[" + host + "]:" + std::to_string(port);
+  return scheme + host + ":" + std::to_string(port);
 }
 
 Result<Endpoint> parse_endpoint(std::string_view text) {
+  const std::string original(text);
   auto bad = [&](std::string_view why) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "bad endpoint '" + std::string(text) + "': " + std::string(why));
+    return Status(ErrorCode::kInvalidArgument, "bad endpoint '" + original + "': " + std::string(why));
   };
   std::string_view host;
   std::string_view port;
+  const bool tls = text.substr(0, 6) == "tls://";
+  if (tls) text.remove_prefix(6);
   if (!text.empty() && text.front() == '[') {
     auto close = text.find(']');
     if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
@@ -51,7 +54,7 @@ Result<Endpoint> parse_endpoint(std::string_view text) {
   if (ec != std::errc{} || end != port.data() + port.size() || value == 0 || value > 65535) {
     return bad("port must be 1..65535");
   }
-  return Endpoint{std::string(host), static_cast<std::uint16_t>(value)};
+  return Endpoint{std::string(host), static_cast<std::uint16_t>(value), tls};
 }
 
 Result<std::vector<Endpoint>> parse_endpoints(std::string_view text) {

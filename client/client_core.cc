@@ -33,12 +33,23 @@ std::string ClientCore::current_endpoint() const {
   return current_;
 }
 
-Status ClientCore::note_redirect(const std::string& target) {
+Status ClientCore::note_redirect(const std::string& target, bool tls) {
   auto ep = parse_endpoint(target);
   if (!ep) return Status(ErrorCode::kRedirect, "bad redirect target '" + target + "'");
+  ep->tls = ep->tls || tls;  // the redirect keeps the scheme of the endpoint that answered
   std::lock_guard lock(mu_);
   redirect_ = *ep;
   return Status::ok();
+}
+
+Result<std::shared_ptr<TlsClientContext>> ClientCore::tls_context() {
+  std::lock_guard lock(mu_);
+  if (!tls_) {
+    auto ctx = TlsClientContext::create(options_);
+    if (!ctx) return ctx.status();
+    tls_ = std::move(ctx).value();
+  }
+  return tls_;
 }
 
 Result<std::unique_ptr<Connection>> ClientCore::dial_once(Clock::time_point deadline,
@@ -58,7 +69,13 @@ Result<std::unique_ptr<Connection>> ClientCore::dial_once(Clock::time_point dead
   Status last(ErrorCode::kUnreachable, "no endpoint");
   for (const Endpoint& ep : order) {
     const auto per_try = std::min(deadline, Clock::now() + options_.connect_timeout);
-    auto conn = Connection::dial(ep, per_try, interrupt_fd, options_.name);
+    Handshake handshake{options_.name, options_.user, options_.password, nullptr};
+    if (ep.tls) {
+      auto tls = tls_context();
+      if (!tls) return tls.status();
+      handshake.tls = std::move(tls).value();
+    }
+    auto conn = Connection::dial(ep, per_try, interrupt_fd, handshake);
     if (conn) {
       std::lock_guard lock(mu_);
       current_ = ep.to_string();
@@ -69,9 +86,12 @@ Result<std::unique_ptr<Connection>> ClientCore::dial_once(Clock::time_point dead
     last = conn.status();
     if (is_interrupted(last)) return last;
     if (last.code() == ErrorCode::kRedirect) {
-      if (Status st = note_redirect(last.message()); !st) return st;
+      if (Status st = note_redirect(last.message(), ep.tls); !st) return st;
       return last;  // the caller dials again, now preferring the named primary
     }
+    // A refused password or an untrusted certificate: another endpoint or a
+    // retry will not help (and must not be hidden as "unreachable").
+    if (last.code() == ErrorCode::kInvalidArgument) return last;
     if (redirect && ep == *redirect) {
       std::lock_guard lock(mu_);
       if (redirect_ && *redirect_ == ep) redirect_.reset();
@@ -156,6 +176,7 @@ Result<resp::Value> ClientCore::call(const std::vector<std::string>& args, const
     auto conn = checkout(dial_deadline(), spec.interrupt_fd);
     if (!conn) return conn.status();
     auto reply = (*conn)->roundtrip(args, spec.deadline, spec.interrupt_fd, {});
+    const bool tls = (*conn)->endpoint().tls;
     checkin(std::move(*conn));
     if (!reply) {
       const Status& st = reply.status();
@@ -173,7 +194,7 @@ Result<resp::Value> ClientCore::call(const std::vector<std::string>& args, const
     if (reply->is_error()) {
       Status st = status_from_error_reply(reply->str);
       if (st.code() == ErrorCode::kRedirect && ++redirects <= options_.max_redirects) {
-        if (Status noted = note_redirect(st.message()); !noted) return noted;
+        if (Status noted = note_redirect(st.message(), tls); !noted) return noted;
         continue;
       }
       if (st.code() == ErrorCode::kRedirect) {

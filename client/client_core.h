@@ -68,7 +68,11 @@ class ClientCore {
   Result<std::unique_ptr<Connection>> dial(Clock::time_point deadline, int interrupt_fd);
   // Remember `target` (from "-REDIRECT host:port") as the primary. Returns
   // kRedirect when the text is not an endpoint.
-  Status note_redirect(const std::string& target);
+  // Remembers the primary named by a -REDIRECT; `tls`: the answering
+  // endpoint's scheme, which the redirect keeps.
+  Status note_redirect(const std::string& target, bool tls);
+  // The TLS context for tls:// endpoints, made on first use.
+  Result<std::shared_ptr<TlsClientContext>> tls_context();
 
  private:
   Result<std::unique_ptr<Connection>> dial_once(Clock::time_point deadline, int interrupt_fd);
@@ -82,6 +86,7 @@ class ClientCore {
   std::vector<std::unique_ptr<Connection>> idle_;
   std::size_t open_ = 0;                  // idle + checked out
   std::optional<Endpoint> redirect_;      // the primary, when a redirect named it
+  std::shared_ptr<TlsClientContext> tls_;  // guarded by mu_
   std::size_t next_index_ = 0;            // where the endpoint list starts
   std::string current_;                   // last endpoint dialled successfully
 };

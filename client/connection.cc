@@ -112,6 +112,11 @@ Status status_from_error_reply(std::string_view text) {
   }};
   const auto space = text.find(' ');
   const std::string_view prefix = text.substr(0, space);
+  // Access refusals (docs/security.md) keep their prefix: the message says
+  // what was refused ("WRONGPASS invalid username-password pair ...").
+  if (prefix == "NOAUTH" || prefix == "WRONGPASS" || prefix == "NOPERM") {
+    return Status(ErrorCode::kInvalidArgument, std::string(text));
+  }
   const std::string_view rest =
       space == std::string_view::npos ? std::string_view{} : text.substr(space + 1);
   for (const auto& p : kPrefixes) {
@@ -131,14 +136,26 @@ Connection::~Connection() {
 Result<std::unique_ptr<Connection>> Connection::dial(const Endpoint& endpoint,
                                                      Clock::time_point deadline,
                                                      int interrupt_fd,
-                                                     const std::string& client_name) {
+                                                     const Handshake& handshake) {
   auto fd = tcp_connect(endpoint, deadline, interrupt_fd);
   if (!fd) return fd.status();
   std::unique_ptr<Connection> conn(new Connection(*fd, endpoint));
+  if (endpoint.tls) {
+    if (!handshake.tls) {
+      return Status(ErrorCode::kInvalidArgument, endpoint.to_string() + " needs TLS options");
+    }
+    conn->tls_ = std::make_unique<TlsSocket>(handshake.tls, *fd, endpoint.host);
+    if (Status st = conn->tls_handshake(deadline, interrupt_fd); !st) return st;
+  }
   std::vector<std::string> hello{"HELLO", "3"};
-  if (!client_name.empty()) {
+  if (!handshake.password.empty()) {
+    hello.push_back("AUTH");
+    hello.push_back(handshake.user.empty() ? "default" : handshake.user);
+    hello.push_back(handshake.password);
+  }
+  if (!handshake.client_name.empty()) {
     hello.push_back("SETNAME");
-    hello.push_back(client_name);
+    hello.push_back(handshake.client_name);
   }
   auto reply = conn->roundtrip(hello, deadline, interrupt_fd, {});
   if (!reply) return reply.status();
@@ -149,6 +166,35 @@ Result<std::unique_ptr<Connection>> Connection::dial(const Endpoint& endpoint,
                       std::string(resp::type_name(reply->type)) + ", not a map");
   }
   return conn;
+}
+
+Status Connection::tls_handshake(Clock::time_point deadline, int interrupt_fd) {
+  while (true) {
+    const TlsWant want = tls_->handshake();
+    if (want == TlsWant::kDone) return Status::ok();
+    if (want == TlsWant::kRead || want == TlsWant::kWrite) {
+      if (Status st = wait_for(want == TlsWant::kRead ? POLLIN : POLLOUT, deadline, interrupt_fd); !st) return st;
+      continue;
+    }
+    const std::string why = "TLS handshake with " + endpoint_.to_string() + " failed: " +
+                            (want == TlsWant::kClosed ? std::string("closed by the server") : tls_->error());
+    return fail(Status(tls_->verify_failed() ? ErrorCode::kInvalidArgument : ErrorCode::kUnreachable, why));
+  }
+}
+
+ssize_t Connection::raw_send(const char* data, std::size_t size) {
+  if (!tls_) return ::send(fd_, data, size, MSG_NOSIGNAL);
+  std::size_t n = 0;
+  tls_want_ = tls_->write(data, size, n);
+  return tls_want_ == TlsWant::kDone ? static_cast<ssize_t>(n) : -2;
+}
+
+ssize_t Connection::raw_recv(char* data, std::size_t size) {
+  if (!tls_) return ::recv(fd_, data, size, 0);
+  std::size_t n = 0;
+  tls_want_ = tls_->read(data, size, n);
+  if (tls_want_ == TlsWant::kDone) return static_cast<ssize_t>(n);
+  return tls_want_ == TlsWant::kClosed ? 0 : -2;
 }
 
 Status Connection::fail(Status status) {
@@ -175,14 +221,23 @@ Status Connection::wait_for(short events, Deadline deadline, int interrupt_fd) {
 
 bool Connection::healthy_for_reuse() {
   if (broken_ || !inbuf_.empty()) return false;
+  if (tls_ && tls_->pending()) return false;
   pollfd p{fd_, POLLIN, 0};
   int n = ::poll(&p, 1, 0);
-  return n == 0;  // readable means EOF, an error, or an unrequested byte
+  if (n == 0) return true;
+  if (!tls_) return false;  // readable means EOF, an error, or an unrequested byte
+  // TLS: the readable bytes may be records without data (TLS 1.3 session
+  // tickets); reading consumes them. Data or an end means not reusable.
+  char byte = 0;
+  const ssize_t got = raw_recv(&byte, 1);
+  if (got == -2 && tls_want_ == TlsWant::kRead) return true;
+  if (got > 0) inbuf_.push_back(byte);
+  return false;
 }
 
 Result<bool> Connection::wait_readable(Deadline deadline, int interrupt_fd) {
   if (broken_) return Status(ErrorCode::kUnreachable, "connection is broken");
-  if (!inbuf_.empty()) return true;
+  if (!inbuf_.empty() || (tls_ && tls_->pending())) return true;
   std::array<pollfd, 2> fds{pollfd{fd_, POLLIN, 0}, pollfd{interrupt_fd, POLLIN, 0}};
   const nfds_t count = interrupt_fd >= 0 ? 2 : 1;
   while (true) {
@@ -203,10 +258,20 @@ Status Connection::send(const std::vector<std::string>& args, Deadline deadline,
   resp::append_command(out, views);
   std::size_t sent = 0;
   while (sent < out.size()) {
-    ssize_t n = ::send(fd_, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
+    ssize_t n = raw_send(out.data() + sent, out.size() - sent);
     if (n > 0) {
       sent += static_cast<std::size_t>(n);
       continue;
+    }
+    if (n == -2) {
+      if (tls_want_ == TlsWant::kRead || tls_want_ == TlsWant::kWrite) {
+        if (Status st = wait_for(tls_want_ == TlsWant::kRead ? POLLIN : POLLOUT, deadline, interrupt_fd); !st) {
+          return st;
+        }
+        continue;
+      }
+      return fail(Status(ErrorCode::kUnreachable, "connection to " + endpoint_.to_string() + " lost: " +
+                                                      (tls_want_ == TlsWant::kClosed ? "closed" : tls_->error())));
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -232,10 +297,20 @@ Result<resp::Value> Connection::read(Deadline deadline, int interrupt_fd) {
       }
     }
     char buf[kReadChunk];
-    ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    ssize_t n = raw_recv(buf, sizeof buf);
     if (n > 0) {
       inbuf_.append(buf, static_cast<std::size_t>(n));
       continue;
+    }
+    if (n == -2) {
+      if (tls_want_ == TlsWant::kRead || tls_want_ == TlsWant::kWrite) {
+        if (Status st = wait_for(tls_want_ == TlsWant::kRead ? POLLIN : POLLOUT, deadline, interrupt_fd); !st) {
+          return st;
+        }
+        continue;
+      }
+      return fail(Status(ErrorCode::kUnreachable,
+                         "connection to " + endpoint_.to_string() + " lost: " + tls_->error()));
     }
     if (n == 0) {
       return fail(Status(ErrorCode::kUnreachable,

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "client/tls_client.h"
 #include "leasehold/client.h"
 #include "resp/parser.h"
 #include "resp/value.h"
@@ -39,14 +40,26 @@ Status interrupted_status();
 // per the table in docs/protocol.md. Unknown prefixes map to kInternal.
 Status status_from_error_reply(std::string_view text);
 
+// What HELLO sends besides the protocol version.
+struct Handshake {
+  std::string client_name;  // SETNAME when set
+  std::string user;         // AUTH user password when password is set ("" = "default")
+  std::string password;
+  // Required for a tls:// endpoint (client/tls_client.h).
+  std::shared_ptr<TlsClientContext> tls;
+};
+
 class Connection {
  public:
-  // TCP connect, then HELLO 3 (and SETNAME when `client_name` is set).
-  // A -REDIRECT reply to HELLO is returned as kRedirect.
+  // TCP connect, the TLS handshake for a tls:// endpoint (the server's
+  // certificate must verify: else kInvalidArgument "TLS ... not trusted"),
+  // then HELLO 3 (with AUTH and SETNAME per `handshake`).
+  // A -REDIRECT reply to HELLO is returned as kRedirect; a refused AUTH as
+  // kInvalidArgument "WRONGPASS ...".
   static Result<std::unique_ptr<Connection>> dial(const Endpoint& endpoint,
                                                   Clock::time_point deadline,
                                                   int interrupt_fd,
-                                                  const std::string& client_name);
+                                                  const Handshake& handshake);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -74,8 +87,16 @@ class Connection {
   Status wait_for(short events, Deadline deadline, int interrupt_fd);
   Status fail(Status status);
 
+  // Plain or TLS transfer of bytes; the result is what ::send / ::recv
+  // return (errno set for -1), or -2 with tls_want_ set for TLS waits.
+  ssize_t raw_send(const char* data, std::size_t size);
+  ssize_t raw_recv(char* data, std::size_t size);
+  Status tls_handshake(Clock::time_point deadline, int interrupt_fd);
+
   int fd_ = -1;
   Endpoint endpoint_;
+  std::unique_ptr<TlsSocket> tls_;
+  TlsWant tls_want_ = TlsWant::kDone;
   resp::Parser parser_{resp::Parser::Mode::kReply};
   std::string inbuf_;
   bool broken_ = false;

@@ -96,7 +96,7 @@ class KeepaliveLoop {
                      "session " + std::to_string(st_.id) + " expired: " + st.message()),
               true);
     } else if (st.code() == ErrorCode::kRedirect) {
-      (void)core_.note_redirect(st.message());
+      (void)core_.note_redirect(st.message(), conn_ && conn_->endpoint().tls);
     } else {
       pause();
     }

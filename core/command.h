@@ -29,6 +29,11 @@ namespace leasehold::core {
 struct OpenSession {
   std::uint64_t ttl_ms = 0;  // [limits.min_ttl_ms, limits.max_ttl_ms]
   std::string owner;         // free-form label, <= limits.max_owner_bytes
+  // The authenticated user that opened it ("" when authentication is off),
+  // <= limits.max_owner_bytes. Only that user (or an admin) may use the
+  // session (server/acl.h); recorded here so standbys and restarts agree.
+  // Encoded only when non-empty (older logs decode with user "").
+  std::string user = {};
 };
 
 // Closes a session cleanly: releases its locks (no lock-delay, and no LockLost:

@@ -14,7 +14,11 @@ using detail::ByteWriter;
 
 struct BodyWriter {
   ByteWriter& w;
-  void operator()(const OpenSession& b) { w.varint(b.ttl_ms); w.bytes(b.owner); }
+  void operator()(const OpenSession& b) {
+    w.varint(b.ttl_ms);
+    w.bytes(b.owner);
+    if (!b.user.empty()) w.bytes(b.user);  // optional trailing field: old images stay valid
+  }
   void operator()(const CloseSession& b) { w.varint(b.session); }
   void operator()(const ExpireSession& b) { w.varint(b.session); }
   void operator()(const KillSession& b) { w.varint(b.session); }
@@ -56,7 +60,11 @@ struct BodyWriter {
 struct BodyReader {
   ByteReader& in;
   std::string str() { return in.bytes(kMaxCodecString); }
-  void operator()(OpenSession& b) { b.ttl_ms = in.varint(); b.owner = str(); }
+  void operator()(OpenSession& b) {
+    b.ttl_ms = in.varint();
+    b.owner = str();
+    if (in.ok() && !in.at_end()) b.user = str();  // the body is last: more bytes are the user
+  }
   void operator()(CloseSession& b) { b.session = in.varint(); }
   void operator()(ExpireSession& b) { b.session = in.varint(); }
   void operator()(KillSession& b) { b.session = in.varint(); }

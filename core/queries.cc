@@ -17,6 +17,7 @@ SessionInfo session_info(SessionId id, const Session& s) {
   info.id = id;
   info.ttl_ms = s.ttl_ms;
   info.owner = s.owner;
+  info.user = s.user;
   info.opened_at = s.opened_at;
   info.compat = s.compat;
   for (const LockEntry* e : s.locks) {

@@ -130,6 +130,11 @@ Reply apply_open_session(Ctx& c, const OpenSession& o) {
                                                       " bytes, over max_owner_bytes " +
                                                       num(lim.max_owner_bytes));
   }
+  if (o.user.size() > lim.max_owner_bytes) {
+    return Reply::fail(ErrorCode::kLimitExceeded, "user is " + num(o.user.size()) +
+                                                      " bytes, over max_owner_bytes " +
+                                                      num(lim.max_owner_bytes));
+  }
   if (c.s.sessions.size() >= lim.max_sessions) {
     return Reply::fail(ErrorCode::kLimitExceeded, "session count " + num(c.s.sessions.size()) +
                                                       " is at max_sessions " + num(lim.max_sessions));
@@ -139,6 +144,7 @@ Reply apply_open_session(Ctx& c, const OpenSession& o) {
   sess.ttl_ms = o.ttl_ms;
   sess.opened_at = c.now;
   sess.owner = o.owner;
+  sess.user = o.user;
   c.effects.emplace_back(SessionStarted{c.rev, o.ttl_ms});
   Reply r;
   r.session = c.rev;

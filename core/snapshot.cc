@@ -15,9 +15,12 @@ namespace leasehold::core::detail {
 namespace {
 
 constexpr std::string_view kMagic = "LHSM";
-// Version 2 added paused_until (the Reopen quarantine) after last_now;
-// version 1 images (no quarantine) are still read.
-constexpr std::uint8_t kVersion = 2;
+// Versions: 1 the original layout; 2 adds paused_until (the Reopen
+// quarantine) after last_now; 3 also adds each session's user after its
+// owner. An image whose sessions all have no user is written as version 2
+// (so images without users keep one encoding); all three are read.
+constexpr std::uint8_t kVersionNoUsers = 2;
+constexpr std::uint8_t kVersionUsers = 3;
 constexpr std::size_t kMaxString = 64U << 20;  // hard cap per string, beside "fits the input"
 
 std::uint32_t crc_of(std::string_view bytes) {
@@ -75,8 +78,10 @@ Reply get_reply(ByteReader& in) {
 
 std::string encode_snapshot(const CoreState& s) {
   ByteWriter w;
+  const bool users = std::any_of(s.sessions.begin(), s.sessions.end(),
+                                 [](const auto& kv) { return !kv.second.user.empty(); });
   w.raw(kMagic);
-  w.u8(kVersion);
+  w.u8(users ? kVersionUsers : kVersionNoUsers);
   w.varint(s.revision);
   w.varint(s.last_now);
   w.varint(s.paused_until);
@@ -89,6 +94,7 @@ std::string encode_snapshot(const CoreState& s) {
     w.varint(sess.opened_at);
     w.boolean(sess.compat);
     w.bytes(sess.owner);
+    if (users) w.bytes(sess.user);
     w.boolean(sess.idem != nullptr);
     if (sess.idem) {
       std::vector<const IdemEntry*> entries;
@@ -154,7 +160,7 @@ std::string encode_snapshot(const CoreState& s) {
   return out;
 }
 
-Status decode_snapshot_body(ByteReader& in, std::uint8_t version, CoreState& out);  // snapshot_decode.cc
+Status decode_snapshot_body(ByteReader& in, CoreState& out, std::uint8_t version);  // snapshot_decode.cc
 
 Status decode_snapshot(std::string_view bytes, CoreState& out) {
   const auto corrupt = [](std::string what) {
@@ -166,9 +172,11 @@ Status decode_snapshot(std::string_view bytes, CoreState& out) {
   ByteReader crc_in(bytes.substr(bytes.size() - 4));
   if (crc_in.u32_fixed() != crc_of(body)) return corrupt("checksum mismatch");
   const auto version = static_cast<std::uint8_t>(bytes[kMagic.size()]);
-  if (version != 1 && version != kVersion) return corrupt("unsupported version " + std::to_string(version));
+  if (version < 1 || version > kVersionUsers) {
+    return corrupt("unsupported version " + std::to_string(version));
+  }
   ByteReader in(body.substr(kMagic.size() + 1));
-  return decode_snapshot_body(in, version, out);
+  return decode_snapshot_body(in, out, version);
 }
 
 namespace snapshot_io {

@@ -27,7 +27,7 @@ bool read_mode(ByteReader& in, LockMode& mode) {
   return in.ok();
 }
 
-Status read_sessions(ByteReader& in, CoreState& s) {
+Status read_sessions(ByteReader& in, CoreState& s, bool with_users) {
   const std::size_t n = in.count(6);
   SessionId prev = 0;
   for (std::size_t i = 0; i < n && in.ok(); ++i) {
@@ -41,6 +41,7 @@ Status read_sessions(ByteReader& in, CoreState& s) {
     sess.opened_at = in.varint();
     sess.compat = in.boolean();
     sess.owner = in.bytes(snapshot_io::max_string());
+    if (with_users) sess.user = in.bytes(snapshot_io::max_string());
     if (sess.ttl_ms == 0 && !sess.compat) return corrupt("session with ttl 0");
     if (in.boolean()) {
       sess.idem = std::make_unique<IdemWindow>();
@@ -175,12 +176,12 @@ Status read_values(ByteReader& in, CoreState& s) {
 
 }  // namespace
 
-Status decode_snapshot_body(ByteReader& in, std::uint8_t version, CoreState& s) {
+Status decode_snapshot_body(ByteReader& in, CoreState& s, std::uint8_t version) {
   s.revision = in.varint();
   s.last_now = in.varint();
   if (version >= 2) s.paused_until = in.varint();
   if (!in.ok()) return corrupt("malformed header");
-  if (Status st = read_sessions(in, s); !st.is_ok()) return st;
+  if (Status st = read_sessions(in, s, version >= 3); !st.is_ok()) return st;
   if (Status st = read_locks(in, s); !st.is_ok()) return st;
   if (Status st = read_values(in, s); !st.is_ok()) return st;
   if (!in.at_end()) return corrupt("trailing bytes");

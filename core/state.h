@@ -89,6 +89,7 @@ struct Session {
   std::uint64_t ttl_ms = 0;  // 0 only for compat sessions: never expires
   LogMillis opened_at = 0;
   std::string owner;
+  std::string user;  // authenticated user that opened it ("" = none)
   std::vector<LockEntry*> locks;       // locks this session holds or waits for
   std::unique_ptr<IdemWindow> idem;    // allocated on the first seq != 0
   bool compat = false;

@@ -35,6 +35,7 @@ struct SessionInfo {
   SessionId id = 0;
   std::uint64_t ttl_ms = 0;
   std::string owner;
+  std::string user;          // authenticated user that opened it ("" = none)
   LogMillis opened_at = 0;
   std::uint32_t held = 0;    // locks held
   std::uint32_t waiting = 0; // queued waits

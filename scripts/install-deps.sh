@@ -10,7 +10,8 @@ packages=(
   prometheus-cpp-dev nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libpq-dev libpqxx-dev postgresql-15
-  redis-server redis-tools
+  redis-server redis-tools python3-redis
+  libssl-dev openssl
   zookeeper libzookeeper-mt-dev
   etcd-server etcd-client
   python3 python3-redis python3-pytest python3-setuptools python3-pip python3-venv python3-mypy

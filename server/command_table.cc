@@ -22,6 +22,7 @@ CommandTable::CommandTable() {
   add_compat_commands(specs_);
   add_script_commands(specs_);
   add_history_commands(specs_);
+  add_auth_commands(specs_);
   add_read_mode_commands(specs_);
   std::sort(specs_.begin(), specs_.end(),
             [](const CommandSpec& a, const CommandSpec& b) { return a.name < b.name; });
@@ -85,6 +86,22 @@ bool CommandTable::is_blocking_request(const CommandSpec& spec, const std::vecto
 
 namespace {
 
+}  // namespace
+
+std::string acl_category_name(AclCategory category) {
+  switch (category) {
+    case kAclUnset: return "unset";
+    case kAclConnection: return "connection";
+    case kAclRead: return "read";
+    case kAclLock: return "lock";
+    case kAclFence: return "fence";
+    case kAclAdmin: return "admin";
+  }
+  return "unknown";
+}
+
+namespace {
+
 void write_flags(const CommandSpec& spec, resp::Writer& w) {
   std::vector<std::string_view> flags;
   if (spec.flags & kWrite) flags.push_back("write");
@@ -93,6 +110,7 @@ void write_flags(const CommandSpec& spec, resp::Writer& w) {
   if (spec.flags & kAdmin) flags.push_back("admin");
   if (spec.flags & kFast) flags.push_back("fast");
   if (spec.flags & kConnection) flags.push_back("connection");
+  if (spec.flags & kNoAuth) flags.push_back("no_auth");
   w.set_header(flags.size());
   for (auto f : flags) w.simple(f);
 }
@@ -104,12 +122,13 @@ void write_info(const CommandSpec& spec, resp::Writer& w) {
   w.bulk(lower(spec.name));
   w.integer(spec.arity);
   write_flags(spec, w);
-  const bool keyed = spec.group == "lock" || spec.group == "fence" || spec.group == "compat";
-  w.integer(keyed ? 1 : 0);
-  w.integer(keyed ? 1 : 0);
-  w.integer(keyed ? 1 : 0);
-  w.set_header(1);
+  w.integer(spec.keys.first);
+  w.integer(spec.keys.first == 0 ? 0 : spec.keys.last);
+  w.integer(spec.keys.first == 0 ? 0 : spec.keys.step);
+  const std::string category = acl_category_name(spec.category);
+  w.set_header(category == spec.group ? 1 : 2);
   w.simple(fmt::format("@{}", spec.group));
+  if (category != spec.group) w.simple(fmt::format("@{}", category));
   w.set_header(0);
   w.array_header(0);
   w.array_header(0);

@@ -1,7 +1,9 @@
 // server/command_table.h: the declarative command table.
 //
 // Every command is one CommandSpec: name, arity, flags, summary, argument
-// syntax and handler. The table drives dispatch, the arity error messages and
+// syntax, handler, and its access data: ACL category, which arguments are
+// lock names / keys, and which argument is a session the caller must own
+// (server/acl_check.h enforces them). The table drives dispatch, the arity error messages and
 // the COMMAND / COMMAND DOCS / COMMAND COUNT replies, so help and behaviour
 // cannot drift apart. Handlers live in commands_<family>.cc files, each of
 // which contributes its specs through an add_<family>_commands() function.
@@ -28,7 +30,29 @@ enum CommandFlag : std::uint32_t {
   kBlocking = 1u << 2,  // may block the connection (LOCK.ACQUIRE ... WAIT)
   kAdmin = 1u << 3,     // operator command
   kFast = 1u << 4,      // O(1), no log write
-  kConnection = 1u << 5 // connection-level (HELLO, PING, CLIENT...)
+  kConnection = 1u << 5, // connection-level (HELLO, PING, CLIENT...)
+  kNoAuth = 1u << 6      // runs before authentication (AUTH, HELLO, QUIT)
+};
+
+// Who may run a command (docs/security.md). A user is granted categories
+// (+@read, +@lock, ...); kAclConnection commands (PING, HELLO, CLIENT, ...)
+// are open to every authenticated connection. kAclUnset is a spec that
+// forgot its category: only admins may run it (fail closed).
+enum AclCategory : std::uint32_t {
+  kAclUnset = 0,
+  kAclConnection = 1u << 0,
+  kAclRead = 1u << 1,   // LOCK.INFO, INFO (summary)
+  kAclLock = 1u << 2,   // sessions, acquire, release, keepalive, watch
+  kAclFence = 1u << 3,  // FENCE.PUT / FENCE.GET, the compat keys (SET, GET, DEL, ...)
+  kAclAdmin = 1u << 4,  // SESSION.KILL / LIST, LOCK.REVOKE / CANCEL / LIST, ACL LIST / LOAD, INFO details
+};
+
+// Which arguments are lock names or keys, Redis COMMAND INFO style: args
+// first, first+step, ... up to last (-1 = the last argument). first 0 = none.
+struct KeyRange {
+  int first = 0;
+  int last = 0;
+  int step = 1;
 };
 
 // What a handler gets. `args[0]` is the command name as sent. The reference
@@ -51,6 +75,12 @@ struct CommandSpec {
   std::string_view summary;
   std::string_view syntax;   // argument syntax, e.g. "name session [WAIT ms]"
   CommandHandler handler = nullptr;
+  AclCategory category = kAclUnset;
+  KeyRange keys{};
+  // Index of a session id argument that must belong to the caller (its user
+  // opened it); 0 = none. Admin commands that act on others' sessions
+  // (SESSION.KILL, LOCK.CANCEL) leave it 0.
+  std::size_t own_session_arg = 0;
 };
 
 class CommandTable {
@@ -84,6 +114,10 @@ void add_compat_commands(std::vector<CommandSpec>& out);
 // EVAL / EVALSHA / SCRIPT for the recognised lock scripts (commands_scripts.cc).
 void add_script_commands(std::vector<CommandSpec>& out);
 void add_history_commands(std::vector<CommandSpec>& out);
+void add_auth_commands(std::vector<CommandSpec>& out);
+
+// The ACL category names ("read", "lock", ...) of a category set.
+std::string acl_category_name(AclCategory category);
 
 // COMMAND, COMMAND COUNT, COMMAND DOCS [name...], COMMAND INFO [name...], COMMAND LIST.
 void write_command_reply(const CommandTable& table, const std::vector<std::string>& args,

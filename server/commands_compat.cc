@@ -137,16 +137,16 @@ void compat_pexpire(CommandContext& ctx) {
 
 void add_compat_commands(std::vector<CommandSpec>& out) {
   out.push_back({"SET", -3, kWrite, "compat", "Efficiency lock: set a key (NX/XX, PX/EX expiry, GET, TOKEN)",
-                 "key value [NX | XX] [PX ms | EX s] [GET] [TOKEN]", &compat_set});
-  out.push_back({"GET", 2, kReadonly | kFast, "compat", "The value of a compat key", "key", &compat_get});
+                 "key value [NX | XX] [PX ms | EX s] [GET] [TOKEN]", &compat_set, kAclFence, {1, 1, 1}});
+  out.push_back({"GET", 2, kReadonly | kFast, "compat", "The value of a compat key", "key", &compat_get, kAclFence, {1, 1, 1}});
   out.push_back({"DEL", -2, kWrite, "compat", "Deletes compat keys; returns how many", "key [key ...]",
-                 &compat_del});
+                 &compat_del, kAclFence, {1, -1, 1}});
   out.push_back({"DELIFEQ", 3, kWrite, "compat", "Deletes a key only if it holds this value (safe unlock)",
-                 "key value", &compat_delifeq});
+                 "key value", &compat_delifeq, kAclFence, {1, 1, 1}});
   out.push_back({"PTTL", 2, kReadonly | kFast, "compat", "ms until the key expires; -1 no expiry, -2 no key", "key",
-                 &compat_pttl});
+                 &compat_pttl, kAclFence, {1, 1, 1}});
   out.push_back({"PEXPIRE", 3, kWrite, "compat", "Sets a key's expiry in ms; 1 if set, 0 if no key", "key ms",
-                 &compat_pexpire});
+                 &compat_pexpire, kAclFence, {1, 1, 1}});
 }
 
 }  // namespace leasehold::server

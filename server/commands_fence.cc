@@ -29,9 +29,9 @@ void fence_get(CommandContext& ctx) {
 
 void add_fence_commands(std::vector<CommandSpec>& out) {
   out.push_back({"FENCE.PUT", 5, kWrite, "fence", "Writes a value only with a current holder's token",
-                 "key value lock token", &fence_put});
+                 "key value lock token", &fence_put, kAclFence, {1, 3, 2}});
   out.push_back({"FENCE.GET", 2, kReadonly | kFast, "fence", "Reads a fenced value and the token that wrote it",
-                 "key", &fence_get});
+                 "key", &fence_get, kAclFence, {1, 1, 1}});
 }
 
 }  // namespace leasehold::server

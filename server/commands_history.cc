@@ -70,7 +70,7 @@ void lock_history(CommandContext& ctx) {
 void add_history_commands(std::vector<CommandSpec>& out) {
   out.push_back({"LOCK.HISTORY", -2, kReadonly | kAdmin, "lock",
                  "The audit history of a lock, newest first (grants, releases, expiries, revokes, kills, lock-delays)",
-                 "name [COUNT n] [BEFORE id]", &lock_history});
+                 "name [COUNT n] [BEFORE id]", &lock_history, kAclAdmin, {1, 1, 1}});
 }
 
 }  // namespace leasehold::server

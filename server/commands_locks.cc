@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/acl.h"
 #include "server/connection.h"
 #include "server/handler_util.h"
 
@@ -22,7 +23,10 @@ std::int64_t since(core::LogMillis now, core::LogMillis then) {
   return now > then ? static_cast<std::int64_t>(now - then) : 0;
 }
 
-void write_lock(resp::Writer& w, const core::LockInfo& l, core::LogMillis now) {
+// Session ids of other users' sessions are shown only to admins (0 otherwise).
+using SessionFilter = std::function<std::int64_t(core::SessionId)>;
+
+void write_lock(resp::Writer& w, const core::LockInfo& l, core::LogMillis now, const SessionFilter& shown) {
   w.map_header(7);
   w.bulk("name");
   w.bulk(l.name);
@@ -35,7 +39,7 @@ void write_lock(resp::Writer& w, const core::LockInfo& l, core::LogMillis now) {
   for (const auto& h : l.holders) {
     w.map_header(4);
     w.bulk("session");
-    w.integer(static_cast<std::int64_t>(h.session));
+    w.integer(shown(h.session));
     w.bulk("owner");
     w.bulk(h.owner);
     w.bulk("token");
@@ -48,7 +52,7 @@ void write_lock(resp::Writer& w, const core::LockInfo& l, core::LogMillis now) {
   for (const auto& q : l.waiters) {
     w.map_header(4);
     w.bulk("session");
-    w.integer(static_cast<std::int64_t>(q.session));
+    w.integer(shown(q.session));
     w.bulk("owner");
     w.bulk(q.owner);
     w.bulk("mode");
@@ -155,11 +159,25 @@ void lock_release(CommandContext& ctx) {
   propose_ok(ctx, std::move(cmd));
 }
 
+SessionFilter session_filter(CommandContext& ctx) {
+  const AclUser* user = ctx.server.user_of(*ctx.conn);
+  const bool auth = ctx.server.acl().auth_required();
+  if (may_see_session(user, auth, std::string())) {
+    return [](core::SessionId id) { return static_cast<std::int64_t>(id); };
+  }
+  const core::StateMachine& state = ctx.server.node().state();
+  return [user, auth, &state](core::SessionId id) -> std::int64_t {
+    auto s = state.session(id);
+    return s && may_see_session(user, auth, s->user) ? static_cast<std::int64_t>(id) : 0;
+  };
+}
+
 void lock_info(CommandContext& ctx) {
   auto l = ctx.server.node().state().lock(ctx.args[1]);
   if (!l) return ctx.reply.null();
   const core::LogMillis now = ctx.server.node().log_now();
-  ctx.reply.write([&](resp::Writer& w) { write_lock(w, *l, now); });
+  const SessionFilter shown = session_filter(ctx);
+  ctx.reply.write([&](resp::Writer& w) { write_lock(w, *l, now, shown); });
 }
 
 void lock_list(CommandContext& ctx) {
@@ -176,7 +194,7 @@ void lock_list(CommandContext& ctx) {
   const core::LogMillis now = ctx.server.node().log_now();
   ctx.reply.write([&](resp::Writer& w) {
     w.array_header(locks.size());
-    for (const auto& l : locks) write_lock(w, l, now);
+    for (const auto& l : locks) write_lock(w, l, now, [](core::SessionId id) { return static_cast<std::int64_t>(id); });
   });
 }
 
@@ -202,17 +220,17 @@ void lock_cancel(CommandContext& ctx) {
 void add_lock_commands(std::vector<CommandSpec>& out) {
   out.push_back({"LOCK.ACQUIRE", -3, kWrite | kBlocking, "lock",
                  "Acquires a lock: token, nil when not granted (WAIT blocks this connection)",
-                 "name session [SHARED | LIMIT n] [WAIT ms] [DELAY ms] [SEQ n]", &lock_acquire});
+                 "name session [SHARED | LIMIT n] [WAIT ms] [DELAY ms] [SEQ n]", &lock_acquire, kAclLock, {1, 1, 1}, 2});
   out.push_back({"LOCK.RELEASE", -4, kWrite, "lock", "Releases a lock held with this token",
-                 "name session token [SEQ n]", &lock_release});
+                 "name session token [SEQ n]", &lock_release, kAclLock, {1, 1, 1}, 2});
   out.push_back({"LOCK.INFO", 2, kReadonly, "lock", "Holders, waiters and last token of a lock", "name",
-                 &lock_info});
+                 &lock_info, kAclRead, {1, 1, 1}});
   out.push_back({"LOCK.LIST", -1, kReadonly | kAdmin, "lock", "One page of locks in name order (empty: the end)",
-                 "[prefix] [AFTER name] [COUNT n]", &lock_list});
+                 "[prefix] [AFTER name] [COUNT n]", &lock_list, kAclAdmin});
   out.push_back({"LOCK.REVOKE", 2, kWrite | kAdmin, "lock", "Removes every holder (they get a lost push)", "name",
-                 &lock_revoke});
+                 &lock_revoke, kAclAdmin, {1, 1, 1}});
   out.push_back({"LOCK.CANCEL", 3, kWrite | kAdmin, "lock", "Cancels a session's queued wait (it gets nil)",
-                 "name session", &lock_cancel});
+                 "name session", &lock_cancel, kAclAdmin, {1, 1, 1}});
 }
 
 }  // namespace leasehold::server

@@ -132,17 +132,19 @@ void script(CommandContext& ctx) {
 
 }  // namespace
 
+// ACL: the compat-key category (fence); every recognised script has one key
+// (numkeys 1), at argument 3, which is checked against the user's patterns.
 // No kWrite flag on EVAL/EVALSHA: they start only after the connection's
 // earlier commands are answered (a write may not start early), because the
 // extend/reacquire scripts read the key before proposing.
 void add_script_commands(std::vector<CommandSpec>& out) {
   out.push_back({"EVAL", -3, 0, "scripting",
                  "Runs a recognised lock script natively (no Lua; others get -ERR naming DELIFEQ)",
-                 "script numkeys [key ...] [arg ...]", &eval});
+                 "script numkeys [key ...] [arg ...]", &eval, kAclFence, {3, 3, 1}});
   out.push_back({"EVALSHA", -3, 0, "scripting", "Runs a recognised lock script by SHA1 (-NOSCRIPT if unknown)",
-                 "sha1 numkeys [key ...] [arg ...]", &evalsha});
+                 "sha1 numkeys [key ...] [arg ...]", &evalsha, kAclFence, {3, 3, 1}});
   out.push_back({"SCRIPT", -2, kFast, "scripting", "LOAD a recognised lock script, EXISTS sha1..., FLUSH",
-                 "LOAD script | EXISTS sha1 [sha1 ...] | FLUSH [ASYNC|SYNC]", &script});
+                 "LOAD script | EXISTS sha1 [sha1 ...] | FLUSH [ASYNC|SYNC]", &script, kAclFence});
 }
 
 }  // namespace leasehold::server

@@ -24,6 +24,8 @@ void session_open(CommandContext& ctx) {
   } else if (ctx.args.size() != 2) {
     return ctx.reply.error_text(syntax_error("want SESSION.OPEN ttl_ms [OWNER label]"));
   }
+  // With authentication on, the session belongs to this user (server/acl.h).
+  if (ctx.server.acl().auth_required()) body.user = ctx.conn->user();
   core::Command cmd;
   cmd.body = std::move(body);
   Server* server = &ctx.server;
@@ -123,18 +125,19 @@ void session_watch(CommandContext& ctx) {
 
 void add_session_commands(std::vector<CommandSpec>& out) {
   out.push_back({"SESSION.OPEN", -2, kWrite, "session", "Opens a session; returns its id", "ttl_ms [OWNER label]",
-                 &session_open});
+                 &session_open, kAclLock});
   out.push_back({"SESSION.KEEPALIVE", 2, kFast, "session",
-                 "Renews a session's TTL (in memory); returns the TTL now remaining", "session", &session_keepalive});
+                 "Renews a session's TTL (in memory); returns the TTL now remaining", "session", &session_keepalive, kAclLock, {}, 1});
   out.push_back({"SESSION.CLOSE", 2, kWrite, "session", "Closes a session, releasing its locks", "session",
-                 &session_close});
+                 &session_close, kAclLock, {}, 1});
   out.push_back({"SESSION.LIST", -1, kReadonly | kAdmin, "session",
-                 "One page of live sessions in id order (empty: the end)", "[AFTER id] [COUNT n]", &session_list});
+                 "One page of live sessions in id order (empty: the end)", "[AFTER id] [COUNT n]", &session_list,
+                 kAclAdmin});
   out.push_back({"SESSION.KILL", 2, kWrite | kAdmin, "session", "Expires a session now (lock-delay applies)",
-                 "session", &session_kill});
+                 "session", &session_kill, kAclAdmin});
   out.push_back({"SESSION.WATCH", 2, kReadonly | kFast, "session",
                  "RESP3: push lost / session-ended notices for a session to this connection", "session",
-                 &session_watch});
+                 &session_watch, kAclLock, {}, 1});
 }
 
 }  // namespace leasehold::server

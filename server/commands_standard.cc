@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include "server/config_get.h"
+#include "server/acl.h"
+#include "server/auth.h"
 #include "server/connection.h"
 #include "server/handler_util.h"
 
@@ -25,15 +27,28 @@ void hello(CommandContext& ctx) {
     i = 2;
   }
   std::string name = ctx.conn->name();
+  const std::string* auth_user = nullptr;
+  const std::string* auth_pass = nullptr;
   for (; i < ctx.args.size(); ++i) {
     if (iequals(ctx.args[i], "SETNAME") && i + 1 < ctx.args.size()) {
       name = ctx.args[++i];
     } else if (iequals(ctx.args[i], "AUTH") && i + 2 < ctx.args.size()) {
-      i += 2;  // no authentication: accepted and ignored
+      auth_user = &ctx.args[i + 1];
+      auth_pass = &ctx.args[i + 2];
+      i += 2;
     } else {
       ctx.reply.error_text(fmt::format("ERR syntax error in HELLO option '{}'", ctx.args[i].substr(0, 32)));
       return;
     }
+  }
+  if (auth_user != nullptr) {
+    if (!authenticate(ctx, *auth_user, *auth_pass)) return;  // WRONGPASS (delayed); nothing changed
+  } else if (ctx.conn->user().empty()) {
+    ctx.reply.error_text(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> "
+        "AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol "
+        "version at the same time");
+    return;
   }
   ctx.conn->set_protocol(proto);
   ctx.conn->set_name(name);
@@ -140,6 +155,14 @@ std::string info_text(Server& server, std::string_view section) {
 }
 
 void info(CommandContext& ctx) {
+  // Details (paths, process, log, state, clients) are for admins; others get
+  // the version and role.
+  const AclUser* user = ctx.server.user_of(*ctx.conn);
+  if (user != nullptr && !user->admin()) {
+    const node::Role r = ctx.server.node().role();
+    return ctx.reply.bulk(fmt::format("# Server\r\nleasehold_version:{}\r\nrole:{}\r\n\r\n", kVersion,
+                                      node::role_name(r)));
+  }
   const std::string text = info_text(ctx.server, ctx.args.size() > 1 ? ctx.args[1] : "");
   ctx.reply.bulk(text);
 }
@@ -189,22 +212,22 @@ void role(CommandContext& ctx) {
 }  // namespace
 
 void add_standard_commands(std::vector<CommandSpec>& out) {
-  out.push_back({"HELLO", -1, kConnection | kFast, "connection",
+  out.push_back({"HELLO", -1, kConnection | kFast | kNoAuth, "connection",
                  "Handshake: switch protocol (2 or 3), set a client name", "[protover [AUTH user pass] [SETNAME name]]",
-                 &hello});
-  out.push_back({"PING", -1, kConnection | kFast, "connection", "PONG, or the message", "[message]", &ping});
-  out.push_back({"ECHO", 2, kConnection | kFast, "connection", "Returns the message", "message", &echo});
-  out.push_back({"QUIT", 1, kConnection | kFast, "connection", "Closes the connection after +OK", "", &quit});
+                 &hello, kAclConnection});
+  out.push_back({"PING", -1, kConnection | kFast, "connection", "PONG, or the message", "[message]", &ping, kAclConnection});
+  out.push_back({"ECHO", 2, kConnection | kFast, "connection", "Returns the message", "message", &echo, kAclConnection});
+  out.push_back({"QUIT", 1, kConnection | kFast | kNoAuth, "connection", "Closes the connection after +OK", "", &quit, kAclConnection});
   out.push_back({"INFO", -1, kReadonly, "server", "Server, log, state and client statistics",
-                 "[server|log|state|clients]", &info});
+                 "[server|log|state|clients]", &info, kAclRead});
   out.push_back({"COMMAND", -1, kConnection, "server", "Describes the commands (COUNT, DOCS, INFO, LIST)",
-                 "[COUNT | DOCS [name ...] | INFO [name ...] | LIST]", &command});
+                 "[COUNT | DOCS [name ...] | INFO [name ...] | LIST]", &command, kAclConnection});
   out.push_back({"CLIENT", -2, kConnection | kFast, "connection", "Client name and id",
-                 "SETNAME name | GETNAME | ID", &client});
+                 "SETNAME name | GETNAME | ID", &client, kAclConnection});
   out.push_back({"CONFIG", -2, kConnection | kAdmin, "server",
                  "CONFIG GET: the Redis parameters tools ask for (server/config_get.h)", "GET pattern [pattern ...]",
-                 &config_command});
-  out.push_back({"ROLE", 1, kConnection | kFast, "server", "primary/standby and the primary's address", "", &role});
+                 &config_command, kAclAdmin});
+  out.push_back({"ROLE", 1, kConnection | kFast, "server", "primary/standby and the primary's address", "", &role, kAclConnection});
 }
 
 }  // namespace leasehold::server

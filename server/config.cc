@@ -106,4 +106,8 @@ Status parse_listen(const std::string& text, std::string& host, std::uint16_t& p
   return Status::ok();
 }
 
+bool is_loopback_host(const std::string& host) {
+  return host.rfind("127.", 0) == 0 || host == "::1";
+}
+
 }  // namespace leasehold::server

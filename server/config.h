@@ -11,6 +11,7 @@
 #include "cluster/cluster_member.h"
 #include "node/node.h"
 #include "resp/parser.h"
+#include "server/tls.h"
 
 namespace leasehold::server {
 
@@ -44,6 +45,20 @@ struct ServerConfig {
   std::string http_listen;                     // "host:port" of the HTTP listener; empty = off
   std::chrono::milliseconds long_hold{60'000}; // holds older than this count as long-held
   std::size_t history_max_entries = 100'000;   // audit history records kept
+  // Security (docs/security.md). Users come from users_file; requirepass_file
+  // holds the default user's password. Both are re-read on SIGHUP / ACL LOAD.
+  std::string users_file;
+  std::string requirepass_file;
+  // Refuse to listen on a non-loopback address while the default user needs
+  // no password.
+  bool protected_mode = true;
+  // A failed AUTH is answered after auth_fail_delay << (failures in a row - 1),
+  // at most auth_fail_delay_max (a loop timer: the loop never blocks).
+  std::chrono::milliseconds auth_fail_delay{100};
+  std::chrono::milliseconds auth_fail_delay_max{2'000};
+  // TLS listener beside the plain one (tls.listen set); certificates are
+  // re-read on SIGHUP.
+  TlsOptions tls;
 };
 
 // Refuses limits that could not serve: ones that would make every command
@@ -51,6 +66,9 @@ struct ServerConfig {
 // --max-name-bytes 0, a batch too small for the largest command the limits
 // allow. kInvalidArgument naming the flags (one problem per message).
 Status validate_config(const ServerConfig& config);
+
+// True for 127.0.0.0/8 and ::1.
+bool is_loopback_host(const std::string& host);
 
 // Parses "host:port" (IPv4 or [IPv6]:port). kInvalidArgument naming the problem.
 Status parse_listen(const std::string& text, std::string& host, std::uint16_t& port);

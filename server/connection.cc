@@ -29,10 +29,11 @@ void Responder::finish(std::string bytes) {
   if (auto conn = conn_.lock()) conn->on_slot_done();
 }
 
-Connection::Connection(Server& server, std::uint64_t id)
+Connection::Connection(Server& server, std::uint64_t id, std::shared_ptr<TlsContext> tls)
     : server_(server), id_(id), parser_(resp::Parser::Mode::kRequest, server.config().protocol),
       last_progress_(Clock::now()) {
   tcp_.data = this;
+  if (tls) tls_ = std::make_unique<TlsStream>(tls);
 }
 
 Connection::~Connection() = default;
@@ -75,7 +76,11 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   }
   if (nread == 0) return;
   if (!ever_completed_ && rbuf_.size() == rpos_ && !parser_.mid_frame()) last_progress_ = Clock::now();
-  rbuf_.append(buf->base, static_cast<std::size_t>(nread));
+  if (tls_) {
+    if (!tls_input(std::string_view(buf->base, static_cast<std::size_t>(nread)))) return;
+  } else {
+    rbuf_.append(buf->base, static_cast<std::size_t>(nread));
+  }
   parse_available();
   pump();
 }
@@ -212,6 +217,9 @@ void Connection::run_ready() {
 void Connection::execute(Pending& p) {
   auto self = shared_from_this();
   server_.count_command();
+  if (std::string denied = server_.check_access(*this, *p.spec, p.args); !denied.empty()) {
+    return Responder(p.slot, weak_from_this(), protocol_).error_text(denied);  // changes nothing
+  }
   if (needs_read_gate(server_, *p.spec)) {  // cluster mode: barrier / redirect / READONLY
     return run_gated_read(server_, *p.spec, self, p.args, Responder(p.slot, weak_from_this(), protocol_));
   }
@@ -232,27 +240,68 @@ void Connection::append_output(const std::string& bytes) {
   }
 }
 
+bool Connection::tls_input(std::string_view cipher) {
+  const bool was_done = tls_->handshake_done();
+  Status st = tls_->feed(cipher, rbuf_);
+  if (!was_done && tls_->handshake_done()) {
+    const std::string cn = tls_->peer_common_name();
+    if (!cn.empty()) server_.on_tls_client_certificate(*this, cn);
+  }
+  if (!st) {
+    if (st.code() == ErrorCode::kNotFound) {
+      close("tls close_notify");
+      return false;
+    }
+    // The alert (if any) still goes out; then the connection closes.
+    spdlog::warn("client TLS error id={} peer={} error=\"{}\"", id_, peer_, st.message());
+    stop_parsing_ = true;
+    close_after_flush_ = true;
+    queue_.clear();
+    rbuf_.clear();
+    rpos_ = 0;
+  }
+  flush_output();  // handshake records or the alert
+  return !closed_;
+}
+
+std::string* Connection::socket_output() {
+  if (!tls_) return &wbuf_;
+  if (!wbuf_.empty() && tls_->handshake_done()) {
+    Status st = tls_->encrypt(wbuf_);
+    wbuf_.clear();
+    if (!st) {
+      spdlog::warn("client TLS error id={} peer={} error=\"{}\"", id_, peer_, st.message());
+      close("tls write failed");
+      return nullptr;
+    }
+  }
+  tls_->drain(tls_out_);
+  return &tls_out_;
+}
+
 void Connection::flush_output() {
   if (closed_ || write_in_flight_) return;
-  if (!wbuf_.empty()) {
+  std::string* out = socket_output();
+  if (out == nullptr) return;
+  if (!out->empty()) {
     // Usually the socket takes everything at once: one write(2), no
     // uv_write_t, no allocation, no epoll change. The rest (if any) goes
     // through uv_write below.
-    uv_buf_t now = uv_buf_init(wbuf_.data(), static_cast<unsigned int>(wbuf_.size()));
+    uv_buf_t now = uv_buf_init(out->data(), static_cast<unsigned int>(out->size()));
     const int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &now, 1);
     if (n > 0) {
-      wbuf_.erase(0, static_cast<std::size_t>(n));
+      out->erase(0, static_cast<std::size_t>(n));
     } else if (n != UV_EAGAIN) {
       close(uv_strerror(n));
       return;
     }
   }
-  if (wbuf_.empty()) {
+  if (out->empty()) {
     if (close_after_flush_ && queue_.empty()) close("quit");
     return;
   }
   auto* w = new WriteRequest;
-  w->bytes.swap(wbuf_);
+  w->bytes.swap(*out);
   w->keep = shared_from_this();
   w->req.data = w;
   inflight_bytes_ = w->bytes.size();

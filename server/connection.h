@@ -16,6 +16,10 @@
 // a framing error is answered with "-ERR Protocol error: ..." and the
 // connection is closed after that reply.
 //
+// TLS (server/tls.h): a connection accepted on the TLS listener owns a
+// TlsStream; bytes read from the socket go through it to rbuf_, replies in
+// wbuf_ go through it to tls_out_, and everything else is the same code.
+//
 // Lifetime: owned by the Server through a shared_ptr until libuv's close
 // callback; Responders hold weak_ptrs.
 // Thread-safety: loop thread only.
@@ -35,6 +39,7 @@
 #include "core/types.h"
 #include "resp/parser.h"
 #include "server/responder.h"
+#include "server/tls.h"
 
 namespace leasehold::server {
 
@@ -45,7 +50,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Connection(Server& server, std::uint64_t id);
+  // `tls`: the context of the TLS listener, or nullptr for a plain connection.
+  Connection(Server& server, std::uint64_t id, std::shared_ptr<TlsContext> tls = nullptr);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -73,6 +79,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // its (possibly stale) applied state (server/read_gate.h).
   bool stale_reads() const { return stale_reads_; }
   void set_stale_reads(bool on) { stale_reads_ = on; }
+  // The user this connection acts as (server/acl.h); "" = not authenticated.
+  // Every command re-reads the user from the server's current table, so a
+  // reload that removes or disables it takes effect at the next command.
+  const std::string& user() const { return user_; }
+  void set_user(std::string user) { user_ = std::move(user); }
+  // Failed AUTH attempts in a row on this connection (each slows its reply more).
+  unsigned auth_failures() const { return auth_failures_; }
+  void set_auth_failures(unsigned n) { auth_failures_ = n; }
 
   // Out-of-band bytes (a RESP3 push), queued for writing now.
   void push(std::string bytes);
@@ -91,7 +105,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // command, for longer than `timeout` (see ServerConfig::idle_timeout).
   bool idle_expired(Clock::time_point now, std::chrono::milliseconds timeout) const;
   std::size_t queued() const { return queue_.size(); }
-  std::size_t output_bytes() const { return wbuf_.size() + inflight_bytes_; }
+  std::size_t output_bytes() const { return wbuf_.size() + tls_out_.size() + inflight_bytes_; }
+  bool tls() const { return tls_ != nullptr; }
   bool blocked() const;
 
   // libuv glue.
@@ -122,6 +137,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void append_output(const std::string& bytes);
   void flush_output();
   void update_reading();
+  // TLS: decrypts `cipher` into rbuf_ (false: the connection was closed).
+  bool tls_input(std::string_view cipher);
+  // The bytes to put on the socket: wbuf_ itself, or (TLS) wbuf_ encrypted
+  // into tls_out_. nullptr when the connection was closed.
+  std::string* socket_output();
   static void on_write(uv_write_t* req, int status);
 
   Server& server_;
@@ -136,6 +156,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t rpos_ = 0;
   std::deque<Pending> queue_;
   std::string wbuf_;
+  std::unique_ptr<TlsStream> tls_;
+  std::string tls_out_;  // ciphertext not yet written
   std::size_t inflight_bytes_ = 0;
   bool write_in_flight_ = false;
 
@@ -150,6 +172,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   bool ever_completed_ = false;
   bool stale_reads_ = false;
+  std::string user_;
+  unsigned auth_failures_ = 0;
   Clock::time_point last_progress_;
 
   std::set<core::SessionId> watched_;

@@ -55,9 +55,9 @@ void run_gated_read(Server& server, const CommandSpec& spec, const std::shared_p
 
 void add_read_mode_commands(std::vector<CommandSpec>& out) {
   out.push_back({"READONLY", 1, kConnection | kFast, "connection",
-                 "Cluster: this connection's reads may be served (stale) by a standby", "", &readonly});
+                 "Cluster: this connection's reads may be served (stale) by a standby", "", &readonly, kAclConnection});
   out.push_back({"READWRITE", 1, kConnection | kFast, "connection",
-                 "Cluster: reads on a standby redirect to the primary again (the default)", "", &readwrite});
+                 "Cluster: reads on a standby redirect to the primary again (the default)", "", &readwrite, kAclConnection});
 }
 
 }  // namespace leasehold::server

@@ -9,6 +9,7 @@
 
 #include "log/revision_record.h"
 #include "log/rocksdb_log.h"
+#include "server/acl.h"
 #include "server/connection.h"
 
 namespace leasehold::server {
@@ -87,6 +88,11 @@ std::string Server::listen_address() const {
 
 Status Server::start() {
   if (Status valid = validate_config(config_); !valid) return valid;
+  auto users = load_acl(AclFiles{config_.users_file, config_.requirepass_file});
+  if (!users) return users.status();
+  acl_ = std::move(users).value();
+  if (Status st = check_protected_mode(); !st) return st;
+  if (Status st = load_tls(); !st) return st;
   if (uv_loop_init(&loop_) != 0) return Status(ErrorCode::kIoError, "cannot create the event loop");
   loop_initialized_ = true;
   executor_ = std::make_unique<LoopExecutor>(&loop_, [] {});
@@ -150,6 +156,8 @@ Status Server::start() {
   sigint_.data = this;
   uv_signal_init(&loop_, &sigterm_);
   sigterm_.data = this;
+  uv_signal_init(&loop_, &sighup_);
+  sighup_.data = this;
   uv_async_init(&loop_, &stop_async_, [](uv_async_t* h) {
     static_cast<Server*>(h->data)->begin_shutdown("stop requested");
   });
@@ -161,40 +169,52 @@ Status Server::start() {
                   SIGINT);
   uv_signal_start(&sigterm_, [](uv_signal_t* h, int) { static_cast<Server*>(h->data)->begin_shutdown("SIGTERM"); },
                   SIGTERM);
+  uv_signal_start(&sighup_, [](uv_signal_t* h, int) { static_cast<Server*>(h->data)->on_sighup(); }, SIGHUP);
   uv_timer_start(&idle_timer_, [](uv_timer_t* h) { static_cast<Server*>(h->data)->sweep_idle(); }, 500, 500);
   if (Status st = listen(); !st) return st;
   return obs_->start_http(&loop_);
 }
 
-Status Server::listen() {
+Status Server::bind_listener(uv_tcp_t& handle, bool& initialised, const std::string& host, std::uint16_t port,
+                             std::uint16_t& bound_port, uv_connection_cb on_connection) {
   sockaddr_storage addr{};
   int rc = 0;
-  if (config_.listen_host.find(':') != std::string::npos) {
-    rc = uv_ip6_addr(config_.listen_host.c_str(), config_.listen_port, reinterpret_cast<sockaddr_in6*>(&addr));
+  if (host.find(':') != std::string::npos) {
+    rc = uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(&addr));
   } else {
-    rc = uv_ip4_addr(config_.listen_host.c_str(), config_.listen_port, reinterpret_cast<sockaddr_in*>(&addr));
+    rc = uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(&addr));
   }
   if (rc != 0) {
-    return Status(ErrorCode::kInvalidArgument, fmt::format("bad listen address {}", config_.listen_host));
+    return Status(ErrorCode::kInvalidArgument, fmt::format("bad listen address {}", host));
   }
-  uv_tcp_init(&loop_, &listener_);
-  listener_.data = this;
-  listening_ = true;
-  rc = uv_tcp_bind(&listener_, reinterpret_cast<const sockaddr*>(&addr), 0);
-  if (rc == 0) {
-    rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), 511, [](uv_stream_t* s, int status) {
-      static_cast<Server*>(s->data)->on_new_connection(status);
-    });
-  }
+  uv_tcp_init(&loop_, &handle);
+  handle.data = this;
+  initialised = true;  // closed at shutdown from here on
+  rc = uv_tcp_bind(&handle, reinterpret_cast<const sockaddr*>(&addr), 0);
+  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(&handle), 511, on_connection);
   if (rc != 0) {
-    return Status(ErrorCode::kIoError, fmt::format("cannot listen on {}:{}: {}", config_.listen_host,
-                                                   config_.listen_port, uv_strerror(rc)));
+    return Status(ErrorCode::kIoError, fmt::format("cannot listen on {}:{}: {}", host, port, uv_strerror(rc)));
   }
   sockaddr_storage bound{};
   int len = sizeof(bound);
-  uv_tcp_getsockname(&listener_, reinterpret_cast<sockaddr*>(&bound), &len);
-  bound_port_ = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  uv_tcp_getsockname(&handle, reinterpret_cast<sockaddr*>(&bound), &len);
+  bound_port = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  return Status::ok();
+}
+
+Status Server::listen() {
+  Status st = bind_listener(listener_, listening_, config_.listen_host, config_.listen_port, bound_port_,
+                            [](uv_stream_t* s, int status) {
+                              static_cast<Server*>(s->data)->on_new_connection(s, status);
+                            });
+  if (!st) return st;
   spdlog::info("listening address={} data_dir={}", listen_address(), config_.data_dir);
+  if (!tls_ctx_) return Status::ok();
+  st = bind_listener(tls_listener_, tls_listening_, tls_host_, tls_port_, tls_bound_port_, [](uv_stream_t* s, int status) {
+    static_cast<Server*>(s->data)->on_new_connection(s, status);
+  });
+  if (!st) return st;
+  spdlog::info("listening tls_address={}:{}", tls_host_, tls_bound_port_);
   return Status::ok();
 }
 
@@ -215,19 +235,21 @@ void Server::request_stop() {
   if (handles_open_) uv_async_send(&stop_async_);
 }
 
-void Server::on_new_connection(int status) {
+void Server::on_new_connection(uv_stream_t* listener, int status) {
   if (status < 0) {
     spdlog::warn("accept failed error=\"{}\"", uv_strerror(status));
     return;
   }
-  auto conn = std::make_shared<Connection>(*this, next_conn_id_++);
+  const bool tls = listener == reinterpret_cast<uv_stream_t*>(&tls_listener_);
+  auto conn = std::make_shared<Connection>(*this, next_conn_id_++, tls ? tls_ctx_ : nullptr);
   uv_tcp_init(&loop_, conn->handle());
-  if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener_), reinterpret_cast<uv_stream_t*>(conn->handle())) != 0) {
+  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(conn->handle())) != 0) {
     connections_.emplace(conn->id(), conn);  // kept until the close callback
     conn->close("accept failed");
     return;
   }
   uv_tcp_nodelay(conn->handle(), 1);
+  if (!acl_.auth_required()) conn->set_user("default");
   connections_.emplace(conn->id(), conn);
   ++counters_.connections_total;
   if (shutting_down_ || connections_.size() > config_.max_clients) {
@@ -316,6 +338,7 @@ void Server::on_connection_closing(Connection& conn) {
 }
 
 void Server::forget_connection(std::uint64_t id) { connections_.erase(id); }
+
 
 void Server::answer_waiters(const WaitKey& key, const std::function<void(Responder&)>& answer) {
   auto it = waits_.find(key);
@@ -451,6 +474,10 @@ void Server::begin_shutdown(const char* why) {
     uv_close(as_handle(&listener_), nullptr);
     listening_ = false;
   }
+  if (tls_listening_) {
+    uv_close(as_handle(&tls_listener_), nullptr);
+    tls_listening_ = false;
+  }
   node_->shutdown([this] { finish_shutdown(); });
 }
 
@@ -469,6 +496,11 @@ void Server::finish_shutdown() {
     uv_close(as_handle(&idle_timer_), nullptr);
     uv_close(as_handle(&sigint_), nullptr);
     uv_close(as_handle(&sigterm_), nullptr);
+    uv_close(as_handle(&sighup_), nullptr);
+    for (uv_timer_t* t : delayed_) {
+      uv_close(as_handle(t), [](uv_handle_t* h) { delete static_cast<DelayedError*>(h->data); });
+    }
+    delayed_.clear();
     uv_close(as_handle(&stop_async_), nullptr);
   }
   executor_->close();

@@ -20,6 +20,10 @@
 // watches nor speaks for the session (speak_for) is a release by another: the
 // holder's watchers get `lost` with reason `released-by-other`.
 //
+// Security: users are loaded at start (a bad file fails start()) and on
+// SIGHUP / ACL LOAD (a bad file keeps the current users); protected mode
+// refuses a non-loopback listener without authentication (docs/security.md).
+//
 // Thread-safety: everything runs on the loop thread (the one calling run()),
 // except request_stop(), which any thread may call.
 #pragma once
@@ -41,15 +45,18 @@
 #include "cluster/cluster_member.h"
 #include "core/reply.h"
 #include "node/node.h"
+#include "server/acl_user.h"
 #include "server/config.h"
 #include "server/loop_executor.h"
 #include "server/observability.h"
 #include "server/precise_timer.h"
 #include "server/responder.h"
+#include "server/tls.h"
 
 namespace leasehold::server {
 
 class Connection;
+struct CommandSpec;
 
 struct ServerCounters {
   std::uint64_t connections_total = 0;
@@ -75,6 +82,7 @@ class Server {
   void request_stop();
 
   std::uint16_t port() const { return bound_port_; }
+  std::uint16_t tls_port() const { return tls_bound_port_; }
   const ServerConfig& config() const { return config_; }
   node::Node& node() { return *node_; }
   bool shutting_down() const { return shutting_down_; }
@@ -103,6 +111,22 @@ class Server {
   // push, reason released-by-other).
   bool speaks_for(core::SessionId session, const Connection& conn) const;
 
+  // --- security (server/acl.h) ---
+  const AclUsers& acl() const { return acl_; }
+  // The connection's user in the current table; nullptr when it is not
+  // authenticated, or its user was removed or disabled by a reload (the
+  // connection is then marked unauthenticated).
+  const AclUser* user_of(Connection& conn);
+  // "" when the connection may run `args` now, else the error to answer.
+  std::string check_access(Connection& conn, const CommandSpec& spec, const std::vector<std::string>& args);
+  // Re-reads the users and password files; on error keeps the current users.
+  Status reload_acl();
+  // A TLS client presented a verified certificate with subject CN `cn`: the
+  // connection becomes that user when it exists and is on.
+  void on_tls_client_certificate(Connection& conn, const std::string& cn);
+  // Answers `reply` with the error `text` after `delay` (a loop timer).
+  void delay_error(Responder reply, std::string text, std::chrono::milliseconds delay);
+
   // --- connection glue ---
   void on_connection_closing(Connection& conn);
   void forget_connection(std::uint64_t id);
@@ -115,8 +139,22 @@ class Server {
     Responder reply;
   };
 
+  struct DelayedError {
+    uv_timer_t timer;
+    Responder reply;
+    std::string text;
+    Server* server;
+  };
+
+  // Initialises `handle` (then sets `initialised`), binds and listens.
+  Status bind_listener(uv_tcp_t& handle, bool& initialised, const std::string& host, std::uint16_t port,
+                       std::uint16_t& bound_port, uv_connection_cb on_connection);
   Status listen();
-  void on_new_connection(int status);
+  // Parses --tls-listen and loads the certificates (no-op without TLS).
+  Status load_tls();
+  Status check_protected_mode() const;
+  void on_sighup();
+  void on_new_connection(uv_stream_t* listener, int status);
   void on_effect(const core::Effect& effect);
   void answer_waiters(const WaitKey& key, const std::function<void(Responder&)>& answer);
   void push_to_watchers(core::SessionId session, const std::string& kind,
@@ -131,8 +169,15 @@ class Server {
   bool loop_initialized_ = false;
   uv_tcp_t listener_{};
   bool listening_ = false;
+  uv_tcp_t tls_listener_{};
+  bool tls_listening_ = false;
+  std::string tls_host_;
+  std::uint16_t tls_port_ = 0;
+  std::uint16_t tls_bound_port_ = 0;
+  std::shared_ptr<TlsContext> tls_ctx_;  // new connections' context (replaced on SIGHUP)
   uv_signal_t sigint_{};
   uv_signal_t sigterm_{};
+  uv_signal_t sighup_{};
   uv_prepare_t prepare_{};
   PreciseTimer node_timer_;                  // the node's next timer deadline
   std::optional<node::TimePoint> node_timer_at_;  // what node_timer_ is armed for
@@ -153,6 +198,8 @@ class Server {
   std::set<WaitKey> abandoned_;  // cancel in flight after the waiter left
   std::map<core::SessionId, std::set<std::uint64_t>> watchers_;
   std::map<core::SessionId, std::set<std::uint64_t>> speakers_;  // see speak_for()
+  AclUsers acl_;
+  std::set<uv_timer_t*> delayed_;  // delay_error timers not yet fired
 
   bool shutting_down_ = false;
   std::atomic<bool> stop_requested_{false};

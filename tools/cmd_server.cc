@@ -30,6 +30,8 @@ struct ServerFlags {
   std::uint64_t long_hold_ms = 60'000;
   std::string config_file;
   std::string durability = "fsync";
+  std::string protected_mode = "yes";
+  std::string tls_auth_clients = "yes";
 };
 
 // Applies `--config FILE` (TOML/INI, keys = flag names without dashes, e.g.
@@ -95,6 +97,10 @@ void run_server(ServerFlags& flags) {
     set_exit_code(2);
     return;
   }
+  cfg.protected_mode = flags.protected_mode == "yes";
+  if (auto auth = server::parse_tls_client_auth(flags.tls_auth_clients); auth) {
+    cfg.tls.auth_clients = *auth;
+  }
   cfg.idle_timeout = std::chrono::milliseconds(flags.idle_timeout_ms);
   cfg.cluster.etcd_timeout = std::chrono::milliseconds(flags.etcd_timeout_ms);
   cfg.node.commit_linger = std::chrono::microseconds(flags.commit_linger_us);
@@ -140,6 +146,17 @@ void register_server(CLI::App& app) {
   cmd->add_option("--data-dir", c.data_dir, "Directory of the durable log and snapshots")->capture_default_str();
   cmd->add_option("--log-level", c.log_level, "trace, debug, info, warn, error, critical, off")
       ->capture_default_str();
+
+  auto* sec = "Security (docs/security.md)";
+  cmd->add_option("--users-file", c.users_file, "Users, password hashes, key patterns and categories; re-read on SIGHUP / ACL LOAD")->group(sec);
+  cmd->add_option("--requirepass-file", c.requirepass_file, "File holding the default user's password (passwords are never taken on the command line)")->group(sec);
+  cmd->add_option("--protected-mode", flags->protected_mode, "yes: refuse a non-loopback --listen while the default user needs no password")->group(sec)->check(CLI::IsMember({"yes", "no"}))->capture_default_str();
+
+  cmd->add_option("--tls-listen", c.tls.listen, "TLS client address host:port (beside --listen)")->group(sec);
+  cmd->add_option("--tls-cert-file", c.tls.cert_file, "PEM certificate (chain) of the server; re-read on SIGHUP")->group(sec);
+  cmd->add_option("--tls-key-file", c.tls.key_file, "PEM private key of the server; re-read on SIGHUP")->group(sec);
+  cmd->add_option("--tls-ca-cert-file", c.tls.ca_cert_file, "PEM CA certificates that sign client certificates")->group(sec);
+  cmd->add_option("--tls-auth-clients", flags->tls_auth_clients, "Client certificates: yes (required), optional, no; a verified certificate's CN names the user")->group(sec)->check(CLI::IsMember({"yes", "no", "optional"}))->capture_default_str();
 
   auto* lim = "State limits";
   cmd->add_option("--max-name-bytes", l.max_name_bytes, "Longest lock name / key")->group(lim)->capture_default_str();

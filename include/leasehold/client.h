@@ -48,11 +48,13 @@ using Millis = std::chrono::milliseconds;
 struct Endpoint {
   std::string host;  // an IPv4/IPv6 literal or a resolvable name
   std::uint16_t port = 0;
-  std::string to_string() const;  // "host:port"
+  bool tls = false;  // "tls://host:port": TLS (ClientOptions::tls_*)
+  std::string to_string() const;  // "host:port", "tls://host:port"
   friend bool operator==(const Endpoint&, const Endpoint&) = default;
 };
 
-// "host:port" (IPv6 as "[::1]:port"). kInvalidArgument names the problem.
+// "host:port" (IPv6 as "[::1]:port"), optionally prefixed "tls://".
+// kInvalidArgument names the problem.
 Result<Endpoint> parse_endpoint(std::string_view text);
 // A comma-separated list of endpoints; at least one, at most 64.
 Result<std::vector<Endpoint>> parse_endpoints(std::string_view text);
@@ -66,6 +68,19 @@ struct ClientOptions {
   int max_redirects = 4;            // -REDIRECT hops followed per call
   std::size_t max_connections = 8;  // pooled connections
   std::string name;                 // CLIENT SETNAME, optional
+  // Authentication (docs/security.md): when `password` is set, every
+  // connection sends HELLO 3 AUTH <user> <password> ("" user = "default").
+  // A refused AUTH fails the call with kInvalidArgument "WRONGPASS ...".
+  std::string user;
+  std::string password;
+  // TLS, for tls:// endpoints: the CA that signed the server's certificate
+  // (empty: the system's CAs) and, for servers that want one, this client's
+  // certificate and key (PEM; its CN may name the user). The server's
+  // certificate must match the endpoint's host (name or IP). A -REDIRECT
+  // keeps the scheme of the endpoint that answered.
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 enum class LockMode : std::uint8_t { kExclusive, kShared, kSemaphore };

@@ -22,6 +22,19 @@ TEST(Endpoint, ParsesHostPortAndIpv6) {
   ASSERT_TRUE(v6.is_ok());
   EXPECT_EQ(v6->host, "::1");
   EXPECT_EQ(v6->to_string(), "[::1]:80");
+  EXPECT_FALSE(ep->tls);
+}
+
+TEST(Endpoint, TlsScheme) {
+  auto ep = parse_endpoint("tls://127.0.0.1:7380");
+  ASSERT_TRUE(ep.is_ok());
+  EXPECT_TRUE(ep->tls);
+  EXPECT_EQ(ep->host, "127.0.0.1");
+  EXPECT_EQ(ep->to_string(), "tls://127.0.0.1:7380");
+  auto v6 = parse_endpoint("tls://[::1]:80");
+  ASSERT_TRUE(v6.is_ok());
+  EXPECT_EQ(v6->to_string(), "tls://[::1]:80");
+  EXPECT_NE(parse_endpoint("tls://").status().message().find("bad endpoint 'tls://'"), std::string::npos);
 }
 
 TEST(Endpoint, RejectsBadInputWithAReason) {
