@@ -108,7 +108,8 @@ std::vector<AuditEvent> EventDeriver::derive(const core::Command& command, const
             queued_.emplace(Key{body.session, body.lock}, now);
           }
         } else if constexpr (std::is_same_v<T, core::Release>) {
-          end_hold(AuditKind::kRelease, body.lock, body.session, body.token, "released", now, out);
+          end_hold(AuditKind::kRelease, body.lock, body.session, body.token,
+                   body.by_other ? "released by another connection" : "released", now, out);
         } else if constexpr (std::is_same_v<T, core::CloseSession>) {
           std::vector<std::string> locks;
           for (auto it = holds_.lower_bound({body.session, std::string()});
@@ -160,6 +161,8 @@ std::vector<AuditEvent> EventDeriver::derive(const core::Command& command, const
         case core::LossReason::kClosed:
           end_hold(AuditKind::kRelease, l->lock, l->session, l->token, "session closed", now, out);
           break;
+        case core::LossReason::kReleasedByOther:
+          break;  // recorded from the Release command itself, above
       }
       if (l->reason == core::LossReason::kExpired || l->reason == core::LossReason::kKilled) {
         auto info = after.lock(l->lock);
