@@ -220,7 +220,8 @@ TEST_F(EtcdClusterTest, AFrozenFollowerCostsAtMostOneTimeout) {
   ASSERT_GE(leader, 0) << "no etcd leader found";
   const int frozen = (leader + 1) % 3;
   // The frozen follower comes first: the client and its keepalive stream use it.
-  auto c = client_on({frozen, leader, 3 - leader - frozen}, 1500ms);
+  // A generous call timeout: writes need an fsync on two members of a busy machine.
+  auto c = client_on({frozen, leader, 3 - leader - frozen}, 3000ms);
   ASSERT_TRUE(c);
   ASSERT_TRUE(c->put("/f/k", "v"));
   auto lease = c->lease_grant(3);
@@ -269,8 +270,8 @@ TEST_F(EtcdClusterTest, AFrozenLeaderCostsNoLease) {
   const int other = 3 - leader - follower;
   // One keepalive streams to the leader itself, one to a follower (which
   // forwards keepalives to the leader, and then waits for the frozen one).
-  auto on_leader = client_on({leader, follower, other}, 1500ms);
-  auto on_follower = client_on({follower, other, leader}, 1500ms);
+  auto on_leader = client_on({leader, follower, other}, 3000ms);
+  auto on_follower = client_on({follower, other, leader}, 3000ms);
   ASSERT_TRUE(on_leader && on_follower);
   std::vector<std::unique_ptr<LeaseKeepAlive>> kas;
   std::vector<std::int64_t> leases;
