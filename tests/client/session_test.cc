@@ -319,7 +319,7 @@ TEST_F(SessionTest, ServerRestartEitherContinuesOrReportsLoss) {
 // restart) is re-sent with the same SEQ: it ends with exactly one grant and
 // leaves no second wait behind.
 TEST_F(SessionTest, AcquireRetriedAfterADroppedConnectionNeverDoubleAcquires) {
-  client_ = make_client(3s);
+  client_ = make_client(testing::scaled(10s));  // covers the server's restart on a busy machine
   auto a = open(5s), b = open(5s);
   auto held = LockGuard::try_acquire(*a, "drop");
   ASSERT_TRUE(held.is_ok());
