@@ -49,8 +49,9 @@
 //     unanswered lease cannot be known to exist. (The new etcd leader
 //     extends every lease by TTL + election timeout on promotion, so etcd
 //     does not expire it meanwhile.) Measured under `stress-ng --cpu 2` on
-//     2 cores (tests/etcd/cluster_test.cc): least lease time left 1.1-1.5 s
-//     with a frozen leader, about 2.0 s with a frozen follower.
+//     2 cores (tests/etcd/cluster_test.cc, 18 runs): least lease time left
+//     0.45-1.5 s (typically 1.1 s) with a frozen leader, 1.95-2.02 s with a
+//     frozen follower (the earlier fixed 1 s rounds left about 0.87 s).
 //   Rule of thumb: T >= 3 x the etcd election timeout survives one frozen
 //   member of any role (an election with a split vote can take two
 //   election timeouts or more); a shorter T survives a frozen follower.
