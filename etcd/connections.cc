@@ -11,8 +11,13 @@ std::shared_ptr<grpc::Channel> make_channel(const std::string& target) {
   grpc::ChannelArguments args;
   // Reconnect quickly after a member restarts (gRPC's default backoff grows to 120 s).
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // gRPC also uses this as the minimum time a connection attempt may take
+  // (TCP + HTTP/2 handshake). At 100 ms a busy machine's etcd did not send
+  // its SETTINGS frame in time and calls failed UNAVAILABLE at once
+  // ("connection attempt timed out before receiving SETTINGS frame").
+  // Calls still end at their own deadline; a refused connection still fails at once.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
   // Detect a silent (stopped or partitioned) member under long-lived
   // streams. etcd rejects pings more often than every 5 s by default.
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 6000);

@@ -60,12 +60,7 @@ class CliTest : public ::testing::Test {
   // Waits until `path` contains `needle`.
   static bool wait_for_text(const std::string& path, const std::string& needle,
                             std::chrono::milliseconds limit = 10s) {
-    const auto until = Clock::now() + limit;
-    while (Clock::now() < until) {
-      if (read_file(path).find(needle) != std::string::npos) return true;
-      std::this_thread::sleep_for(10ms);
-    }
-    return false;
+    return eventually([&] { return read_file(path).find(needle) != std::string::npos; }, limit);
   }
   // A field of the first holder of `lock`, via `leasehold info --json`.
   std::string holder_field(const std::string& lock, const std::string& field) {

@@ -14,6 +14,7 @@
 #include "leasehold/lock_guard.h"
 #include "leasehold/session.h"
 #include "tests/client/server_fixture.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::client {
 namespace {
@@ -21,6 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::LeaseholdServer;
 using testing::TempDir;
+using testing::eventually;
 
 class SessionTest : public ::testing::Test {
  protected:
@@ -41,17 +43,6 @@ class SessionTest : public ::testing::Test {
     EXPECT_TRUE(s.is_ok()) << s.status().to_string();
     return s ? std::move(*s) : nullptr;
   }
-  // Waits until `pred` holds, at most `limit`.
-  template <typename Pred>
-  static bool eventually(Pred pred, Millis limit) {
-    const auto until = Clock::now() + limit;
-    while (Clock::now() < until) {
-      if (pred()) return true;
-      std::this_thread::sleep_for(5ms);
-    }
-    return pred();
-  }
-
   TempDir dir_{"client-session"};
   LeaseholdServer server_{dir_};
   std::shared_ptr<Client> client_ = nullptr;
@@ -64,13 +55,16 @@ class SessionTest : public ::testing::Test {
 
 TEST_F(SessionTest, KeepsItselfAliveAndClosesOnDestruction) {
   CLIENT();
-  auto s = open(500ms);
+  const Millis ttl = 2s;  // not shorter: kept alive on real time on a busy machine
+  auto s = open(ttl);
   ASSERT_TRUE(s);
   const auto id = s->id();
-  std::this_thread::sleep_for(2000ms);  // four TTLs
+  const auto opened = Clock::now();
+  // Renewed past two TTLs.
+  EXPECT_TRUE(eventually([&] { return s->lost() || s->safe_deadline() >= opened + 2 * ttl; }, 20s));
   EXPECT_FALSE(s->lost()) << s->status().to_string();
   EXPECT_GT(s->safe_deadline(), Clock::now());
-  EXPECT_LE(s->safe_deadline(), Clock::now() + 500ms);
+  EXPECT_LE(s->safe_deadline(), Clock::now() + ttl);
   EXPECT_FALSE(s->stop_token().stop_requested());
   s.reset();
   auto sessions = client_->list_sessions();
@@ -123,23 +117,26 @@ TEST_F(SessionTest, SharedAndSemaphoreModes) {
 // another thread does not let the session lapse.
 TEST_F(SessionTest, KeepaliveSurvivesALongBlockingAcquire) {
   CLIENT();
+  const Millis ttl = 2s;  // not shorter: kept alive on real time on a busy machine
   auto holder = open(2s);
-  auto waiter = open(500ms);
+  auto waiter = open(ttl);
   auto held = LockGuard::try_acquire(*holder, "long");
   ASSERT_TRUE(held.is_ok());
-  auto fut = std::async(std::launch::async, [&] { return LockGuard::acquire(*waiter, "long", 5s); });
-  std::this_thread::sleep_for(2000ms);  // four TTLs
+  const auto blocked_at = Clock::now();
+  auto fut = std::async(std::launch::async, [&] { return LockGuard::acquire(*waiter, "long", 30s); });
+  // Renewed past two TTLs while the acquire blocks.
+  EXPECT_TRUE(eventually([&] { return waiter->lost() || waiter->safe_deadline() >= blocked_at + 2 * ttl; }, 20s));
   EXPECT_FALSE(waiter->lost()) << waiter->status().to_string();
   ASSERT_TRUE(held->release().is_ok());
   auto got = fut.get();
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   EXPECT_TRUE(got->valid());
   EXPECT_GT(got->token(), held->token());
-  // And a wait that times out after 4 TTLs leaves the session alive too.
+  // And a wait that times out after 2 TTLs leaves the session alive too.
   auto again = open(2s);
   auto g2 = LockGuard::try_acquire(*again, "long2");
   ASSERT_TRUE(g2.is_ok());
-  auto timed_out = LockGuard::acquire(*waiter, "long2", 2000ms);
+  auto timed_out = LockGuard::acquire(*waiter, "long2", 2 * ttl);
   EXPECT_EQ(timed_out.status().code(), ErrorCode::kTimedOut);
   EXPECT_FALSE(waiter->lost());
 }
@@ -154,10 +151,13 @@ TEST_F(SessionTest, KillIsAnnouncedByPushLongBeforeTheTtl) {
     ++calls;
   };
   so.on_lock_lost = [&](const std::string&, std::uint64_t, const Status&) { ++lock_calls; };
+  so.keepalive_interval = 200ms;  // its first keepalive shows the WATCH is in place
   auto s = open(10s, so);
+  const auto opened_deadline = s->safe_deadline();
   auto g = LockGuard::try_acquire(*s, "k");
   ASSERT_TRUE(g.is_ok());
-  std::this_thread::sleep_for(100ms);  // let the keepalive connection WATCH
+  // The keepalive connection WATCHes before it sends its first keepalive.
+  ASSERT_TRUE(eventually([&] { return s->safe_deadline() > opened_deadline; }, 10s));
   const auto t0 = Clock::now();
   ASSERT_TRUE(client_->kill_session(s->id()).is_ok());
   ASSERT_TRUE(eventually([&] { return s->lost(); }, 3s));
@@ -175,11 +175,14 @@ TEST_F(SessionTest, KillIsAnnouncedByPushLongBeforeTheTtl) {
 
 TEST_F(SessionTest, RevokeMarksOnlyThatLock) {
   CLIENT();
-  auto s = open(10s);
+  SessionOptions so;
+  so.keepalive_interval = 200ms;  // its first keepalive shows the WATCH is in place
+  auto s = open(10s, so);
+  const auto opened_deadline = s->safe_deadline();
   auto g1 = LockGuard::try_acquire(*s, "r1");
   auto g2 = LockGuard::try_acquire(*s, "r2");
   ASSERT_TRUE(g1.is_ok() && g2.is_ok());
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(eventually([&] { return s->safe_deadline() > opened_deadline; }, 10s));
   ASSERT_TRUE(client_->revoke("r1").is_ok());
   ASSERT_TRUE(eventually([&] { return g1->lost(); }, 3s));
   EXPECT_EQ(g1->status().code(), ErrorCode::kNotHolder);
@@ -201,17 +204,17 @@ TEST_F(SessionTest, LostAtTheSafeDeadlineWhenTheServerIsFrozen) {
     EXPECT_EQ(why.code(), ErrorCode::kTimedOut) << why.to_string();
     lost_at = Clock::now().time_since_epoch().count();
   };
-  auto s = open(600ms, so);
+  auto s = open(2s, so);  // not shorter: kept alive on real time on a busy machine
   auto g = LockGuard::try_acquire(*s, "frozen");
   ASSERT_TRUE(g.is_ok());
   std::this_thread::sleep_for(300ms);
   server_.pause();
   const auto deadline = s->safe_deadline();
-  ASSERT_TRUE(eventually([&] { return lost_at.load() != 0; }, 3s));
+  ASSERT_TRUE(eventually([&] { return lost_at.load() != 0; }, 10s));
   server_.resume();
   const auto at = Clock::time_point(Clock::duration(lost_at.load()));
   EXPECT_GE(at, deadline);
-  EXPECT_LT(at - deadline, 500ms);  // generous for loaded CI machines
+  EXPECT_LT(at - deadline, testing::scaled(1s));  // generous for loaded CI machines
   EXPECT_TRUE(g->lost());
   EXPECT_TRUE(s->lost());
 }
@@ -316,7 +319,7 @@ TEST_F(SessionTest, ServerRestartEitherContinuesOrReportsLoss) {
 // restart) is re-sent with the same SEQ: it ends with exactly one grant and
 // leaves no second wait behind.
 TEST_F(SessionTest, AcquireRetriedAfterADroppedConnectionNeverDoubleAcquires) {
-  client_ = make_client(3s);
+  client_ = make_client(testing::scaled(10s));  // covers the server's restart on a busy machine
   auto a = open(5s), b = open(5s);
   auto held = LockGuard::try_acquire(*a, "drop");
   ASSERT_TRUE(held.is_ok());

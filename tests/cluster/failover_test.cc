@@ -12,6 +12,7 @@
 
 #include "leasehold/client.h"
 #include "tests/cluster/cluster_fixture.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 namespace {
@@ -314,7 +315,7 @@ TEST(ClusterTest, SessionExpiryAcrossFailoverIsWithinTheBoundAndNeverEarly) {
               static_cast<long long>(ms(*gone - keepalive_sent)),
               static_cast<long long>(ms(kTtl + (promoted_seen - keepalive_sent))));
   EXPECT_GE(*gone, safe_deadline) << "expired before the client's safe deadline";
-  EXPECT_LE(*gone, promoted_seen + kTtl + 1500ms) << "expired later than TTL after promotion (+ slack)";
+  EXPECT_LE(*gone, promoted_seen + kTtl + testing::scaled(1500ms)) << "expired later than TTL after promotion (+ slack)";
 }
 
 }  // namespace

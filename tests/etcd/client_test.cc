@@ -11,6 +11,7 @@
 #include "etcd/keepalive.h"
 #include "etcd/watcher.h"
 #include "tests/etcd/etcd_cluster.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::etcd {
 namespace {
@@ -18,6 +19,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using testing::EtcdCluster;
+using testing::eventually;
 
 class EtcdClientTest : public ::testing::Test {
  protected:
@@ -28,17 +30,6 @@ class EtcdClientTest : public ::testing::Test {
     auto client = Client::create({cluster_->endpoints(), 5000ms});
     ASSERT_TRUE(client) << client.status().to_string();
     client_ = std::move(*client);
-  }
-
-  // Polls `done` every 20 ms until it holds or `timeout` passes.
-  template <typename Pred>
-  static bool eventually(Pred done, std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (!done()) {
-      if (Clock::now() >= deadline) return false;
-      std::this_thread::sleep_for(20ms);
-    }
-    return true;
   }
 
   bool key_exists(const std::string& key) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "tests/support/eventually.h"
 #include "tests/support/net.h"
 
 namespace leasehold::testing {
@@ -22,8 +23,8 @@ std::string etcd_binary() {
   return override_path != nullptr && *override_path != '\0' ? override_path : "/usr/bin/etcd";
 }
 
-// One HTTP/1.0 GET on 127.0.0.1:port; the whole response, "" on failure.
-std::string http_get(std::uint16_t port, const std::string& path) {
+// One HTTP/1.0 exchange on 127.0.0.1:port; the whole response, "" on failure.
+std::string http_exchange(std::uint16_t port, const std::string& request) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return "";
   timeval tv{1, 0};
@@ -35,7 +36,6 @@ std::string http_get(std::uint16_t port, const std::string& path) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   std::string response;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
     if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
       char buf[4096];
       ssize_t n = 0;
@@ -46,6 +46,18 @@ std::string http_get(std::uint16_t port, const std::string& path) {
   }
   ::close(fd);
   return response;
+}
+
+std::string http_get(std::uint16_t port, const std::string& path) {
+  return http_exchange(port, "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+}
+
+// etcd's JSON gateway prints uint64 fields as strings: "name":"123". 0 if absent.
+std::uint64_t json_uint(const std::string& json, const std::string& name) {
+  const std::string prefix = "\"" + name + "\":\"";
+  const std::size_t at = json.find(prefix);
+  if (at == std::string::npos) return 0;
+  return std::strtoull(json.c_str() + at + prefix.size(), nullptr, 10);
 }
 
 }  // namespace
@@ -182,6 +194,29 @@ Status EtcdCluster::wait_healthy(std::chrono::milliseconds timeout) {
     }
   }
   return Status::ok();
+}
+
+int EtcdCluster::leader(std::chrono::milliseconds timeout) {
+  int found = -1;
+  eventually(
+      [&] {
+        for (int i = 0; i < size(); ++i) {
+          if (!running(i)) continue;
+          // The maintenance Status API through etcd's JSON gateway.
+          const std::string status = http_exchange(
+              client_port(i),
+              "POST /v3/maintenance/status HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+              "Content-Length: 2\r\n\r\n{}");
+          const std::uint64_t self = json_uint(status, "member_id");
+          if (self != 0 && json_uint(status, "leader") == self) {
+            found = i;
+            return true;
+          }
+        }
+        return false;
+      },
+      timeout, std::chrono::milliseconds(50));
+  return found;
 }
 
 std::string EtcdCluster::log_tail(int i) const {

@@ -69,6 +69,11 @@ class EtcdCluster {
   bool healthy(int i, std::chrono::milliseconds timeout);
   // Every running member healthy within `timeout`.
   Status wait_healthy(std::chrono::milliseconds timeout);
+  // Index of the member that is the Raft leader (asked through etcd's
+  // maintenance Status API: the member whose own status names itself as
+  // leader), polling until scaled(`timeout`); -1 if none. Do not call it while a
+  // member is paused (each paused member costs a 1 s socket timeout).
+  int leader(std::chrono::milliseconds timeout);
 
  private:
   struct Member {

@@ -6,6 +6,7 @@
 
 #include "resp/writer.h"
 #include "tests/server/server_process.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 namespace {
@@ -29,15 +30,15 @@ class Blocking : public ::testing::Test {
   }
   // Polls LOCK.INFO until it has `n` waiters (bounded).
   bool wait_for_waiters(RespClient& c, const std::string& lock, std::size_t n) {
-    for (int i = 0; i < 200; ++i) {
-      Value info = c.call({"HELLO", "3"});
-      info = c.call({"LOCK.INFO", lock});
-      const Value* w = info.find("waiters");
-      const std::size_t have = w == nullptr ? 0 : w->elements.size();
-      if (have == n) return true;
-      std::this_thread::sleep_for(10ms);
-    }
-    return false;
+    return eventually(
+        [&] {
+          Value info = c.call({"HELLO", "3"});
+          info = c.call({"LOCK.INFO", lock});
+          const Value* w = info.find("waiters");
+          const std::size_t have = w == nullptr ? 0 : w->elements.size();
+          return have == n;
+        },
+        10s);
   }
 
   TempDir dir_{"server-blocking"};

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "tests/server/server_process.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 namespace {
@@ -183,8 +184,7 @@ TEST_F(Commands, CompatSubset) {
   EXPECT_EQ(c_.call({"DEL", "k", "j", "missing"}).integer, 2);
   // Expiry: the key goes away on the server's clock.
   EXPECT_EQ(c_.call({"SET", "short", "v", "NX", "PX", "100"}), Value::simple("OK"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  EXPECT_EQ(c_.call({"GET", "short"}).type, Type::kNull);
+  EXPECT_TRUE(eventually([&] { return c_.call({"GET", "short"}).type == Type::kNull; }, std::chrono::seconds(5)));
   EXPECT_EQ(c_.call({"SET", "short", "v2", "NX", "PX", "100"}), Value::simple("OK"));
   // A key held through LOCK.ACQUIRE cannot be SET.
   const auto a = open_session();

@@ -7,6 +7,7 @@
 
 #include "resp/writer.h"
 #include "tests/server/server_process.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 namespace {
@@ -98,9 +99,7 @@ TEST_F(Protocol, MaxClients) {
   RespClient a = server_.client();
   EXPECT_EQ(a.call({"PING"}).str, "PONG");
   // The start-up port probe's connection may still be counted for a moment.
-  for (int i = 0; i < 100 && a.call({"INFO", "clients"}).str.find("connected_clients:1\r") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(10ms);
-  }
+  EXPECT_TRUE(eventually([&] { return a.call({"INFO", "clients"}).str.find("connected_clients:1\r") != std::string::npos; }, 5s));
   RespClient b = server_.client();
   EXPECT_EQ(b.call({"PING"}).str, "PONG");
   RespClient c = server_.client();
@@ -109,7 +108,8 @@ TEST_F(Protocol, MaxClients) {
   EXPECT_EQ(r->str, "ERR max number of clients reached");
   EXPECT_TRUE(c.wait_closed(2s));
   a.close();
-  std::this_thread::sleep_for(200ms);
+  // The server has noticed the close: a slot is free.
+  EXPECT_TRUE(eventually([&] { return b.call({"INFO", "clients"}).str.find("connected_clients:1\r") != std::string::npos; }, 5s));
   RespClient d = server_.client();
   EXPECT_EQ(d.call({"PING"}).str, "PONG");
 }
