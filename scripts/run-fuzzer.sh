@@ -17,7 +17,7 @@ seeds="$fuzz_dir/corpus/$name"
 corpus="$work_dir/$name/corpus"
 artifacts="$work_dir/$name/artifacts"
 mkdir -p "$corpus" "$artifacts"
-flags=(-max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1
+flags=(-max_total_time="$seconds" -timeout=120 -rss_limit_mb=2048 -print_final_stats=1
        -artifact_prefix="$artifacts/")
 if [[ -f "$fuzz_dir/$name.dict" ]]; then flags+=(-dict="$fuzz_dir/$name.dict"); fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
