@@ -44,7 +44,9 @@ Status read_sessions(ByteReader& in, CoreState& s) {
     if (in.boolean()) {
       sess.idem = std::make_unique<IdemWindow>();
       sess.idem->high = in.varint();
-      const std::size_t m = in.count(10);
+      // An entry takes at least 8 bytes: seq, then the reply's code, error
+      // code, message length, token, session, count and has-value bytes.
+      const std::size_t m = in.count(8);
       std::uint64_t prev_seq = 0;
       for (std::size_t k = 0; k < m && in.ok(); ++k) {
         const std::uint64_t seq = in.varint();
