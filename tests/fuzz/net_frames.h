@@ -11,7 +11,8 @@
 // header, a truncation.
 //
 // touches_protected() parses a byte stream exactly as the server will
-// (resp::Parser in request mode) and reports whether any request in it names
+// (resp::Parser in request mode, the default limits the fuzzer's server
+// runs with) and reports whether any request in it names
 // a protected lock, or ends (SESSION.CLOSE / SESSION.KILL) a protected
 // session id (numerically, so "007" counts); the fuzzer drops such a stream,
 // so that only the checks' own commands can reach the canary.
