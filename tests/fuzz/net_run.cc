@@ -299,11 +299,15 @@ class NetFuzzer {
   bool episode() {
     const std::uint64_t pick = gen_.below(100);
     if (pick < 60) {
+      // A new connection is used at once: the server closes one that never
+      // completed a command within its idle timeout (30 s; a starved run).
+      std::size_t pick_conn = gen_.below(kept_.size() + 1);
       if (kept_.size() < kKeptConnections || gen_.chance(5)) {
         if (kept_.size() >= kKeptConnections) kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(gen_.below(kept_.size())));
         kept_.push_back(connect());
+        pick_conn = kept_.size() - 1;
       }
-      RespClient& c = kept_[gen_.below(kept_.size())];
+      RespClient& c = kept_[pick_conn % kept_.size()];
       if (!valid_pipeline(c)) return false;
       if (!c.connected()) return fail("the server closed a connection that sent only valid frames");
       return true;
