@@ -1,10 +1,15 @@
 # leasehold: the two-command quick start.
 #   make run   installs what is missing, builds, starts a single-node server (data in ./data)
-#   make test  installs what is missing, builds (release and ASan+UBSan), runs every test
-.PHONY: all deps build build-asan run test test-release test-asan bench clean
+#   make test  installs what is missing, builds (release, ASan+UBSan and the clang
+#              libFuzzer targets), runs every test and a short run of every fuzzer
+#   make fuzz  runs every fuzzer long (FUZZ_SECONDS each; docs/fuzzing.md)
+.PHONY: all deps build build-asan build-fuzz run test test-release test-asan test-fuzz fuzz fuzz-corpus bench clean
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?= resp_parser command_args log_entry snapshot etcd_log
 JOBS       ?= $(shell nproc)
 # ccache: hits across clones in other folders (CI builds a fresh clone).
 export CCACHE_BASEDIR := $(CURDIR)
@@ -24,6 +29,12 @@ build-asan: deps
 	@cmake -S . -B $(BUILD_ASAN) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Debug -DLEASEHOLD_SANITIZE=ON >/dev/null
 	@cmake --build $(BUILD_ASAN) -j $(JOBS)
 
+# The libFuzzer targets need clang (Debian's clang 14); only fuzz/ is built.
+build-fuzz: deps
+	@cmake -S . -B $(BUILD_FUZZ) $(CMAKE_COMMON) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEASEHOLD_FUZZ=ON -DLEASEHOLD_BUILD_TESTS=OFF -DLEASEHOLD_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_targets
+
 run: build
 	@mkdir -p data
 	./$(BUILD)/leasehold server --data-dir ./data
@@ -35,11 +46,30 @@ test-asan: build-asan
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 900 -LE no_asan
 
-test: test-release test-asan
+# A short run (LEASEHOLD_FUZZ_SECONDS, 8 s) of each libFuzzer target over its seed corpus.
+test-fuzz: build-fuzz
+	cd $(BUILD_FUZZ) && ctest --output-on-failure -j $(JOBS) -L fuzz --timeout 300
+
+test: test-release test-asan test-fuzz
+
+# Long fuzzing, niced: each libFuzzer target FUZZ_SECONDS, then the network
+# fuzzer against the ASan server for FUZZ_SECONDS. New inputs and crashes go
+# to $(BUILD_FUZZ)/fuzz/work/<target>/.
+fuzz: build-fuzz build-asan
+	@for t in $(FUZZ_TARGETS); do \
+	  nice -n 19 bash scripts/run-fuzzer.sh $(BUILD_FUZZ)/fuzz/fuzz_$$t $$t $(FUZZ_SECONDS) fuzz $(BUILD_FUZZ)/fuzz/work || exit 1; \
+	done
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  nice -n 19 ./$(BUILD_ASAN)/tests/fuzz/net_fuzzer --seconds $(FUZZ_SECONDS) --build-dir $(BUILD_ASAN)
+
+# Rewrites the seed corpora in fuzz/corpus/ from real encodings (fuzz/corpus_gen.cc).
+fuzz-corpus: build-fuzz
+	@cmake --build $(BUILD_FUZZ) --target fuzz_corpus_gen
+	./$(BUILD_FUZZ)/fuzz/fuzz_corpus_gen fuzz
 
 bench: build
 	./$(BUILD)/bench/leasehold_core_bench
 	BUILD=$(BUILD) bash bench/run_all.sh
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

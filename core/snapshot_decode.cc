@@ -46,7 +46,9 @@ Status read_sessions(ByteReader& in, CoreState& s, bool with_users) {
     if (in.boolean()) {
       sess.idem = std::make_unique<IdemWindow>();
       sess.idem->high = in.varint();
-      const std::size_t m = in.count(10);
+      // An entry takes at least 8 bytes: seq, then the reply's code, error
+      // code, message length, token, session, count and has-value bytes.
+      const std::size_t m = in.count(8);
       std::uint64_t prev_seq = 0;
       for (std::size_t k = 0; k < m && in.ok(); ++k) {
         const std::uint64_t seq = in.varint();
@@ -114,7 +116,10 @@ Status check_lock_shape(const std::string& name, const Lock& l) {
     if (bad_mode(w.mode)) return corrupt("waiter mode on '" + name + "'");
   }
   if (l.semaphore && l.holders.size() > l.limit) return corrupt("semaphore over limit on '" + name + "'");
-  if (l.compat && (l.holders.size() != 1 || !l.waiters.empty() || l.delay_until != 0)) {
+  // A compat key's lock is what apply_compat_set() builds: one exclusive
+  // holder without lock-delay (a delay would outlive the key and wedge it).
+  if (l.compat && (l.semaphore || l.holders.size() != 1 || !l.waiters.empty() || l.delay_until != 0 ||
+                   l.holders.front().delay_ms != 0 || l.holders.front().mode != LockMode::kExclusive)) {
     return corrupt("compat lock shape on '" + name + "'");
   }
   return Status();
@@ -136,6 +141,9 @@ Status read_locks(ByteReader& in, CoreState& s) {
     l.limit = static_cast<std::uint32_t>(in.varint_max(std::numeric_limits<std::uint32_t>::max()));
     l.last_token = in.varint();
     l.delay_until = in.varint();
+    // Tokens are revisions: a last token above the revision would let the
+    // next grant hand out a lower token than one already issued.
+    if (in.ok() && l.last_token > s.revision) return corrupt("last token above revision on '" + name + "'");
     if (Status st = read_members(in, s, *it); !st.is_ok()) return st;
     if (Status st = check_lock_shape(name, l); !st.is_ok()) return st;
     if (l.delay_until != 0) s.delayed.emplace(l.delay_until, name);
@@ -153,6 +161,7 @@ Status read_values(ByteReader& in, CoreState& s) {
     FencedValue& v = s.fence[key];
     v.value = in.bytes(snapshot_io::max_string());
     v.token = in.varint();
+    if (in.ok() && v.token > s.revision) return corrupt("fence key '" + key + "' token above revision");
     prev = std::move(key);
   }
   n = in.count(4);

@@ -17,8 +17,6 @@
 namespace leasehold::log {
 namespace {
 
-constexpr std::string_view kEntryMagic = "LHE1";
-constexpr std::size_t kEntryHeader = 4 + 8;
 constexpr std::int64_t kReadPage = 64;
 
 
@@ -46,26 +44,12 @@ Result<std::unique_ptr<EtcdLog>> EtcdLog::open(EtcdLogOptions options) {
   return std::unique_ptr<EtcdLog>(new EtcdLog(std::move(options)));
 }
 
-std::string EtcdLog::log_prefix(std::string_view prefix) { return std::string(prefix) + "/log/"; }
-std::string EtcdLog::log_key(std::string_view prefix, LogIndex index) {
-  return log_prefix(prefix) + digits20(index);
-}
+std::string EtcdLog::log_prefix(std::string_view prefix) { return etcd_log_prefix(prefix); }
+std::string EtcdLog::log_key(std::string_view prefix, LogIndex index) { return etcd_log_key(prefix, index); }
 std::optional<LogIndex> EtcdLog::parse_log_key(std::string_view prefix, std::string_view key) {
-  const std::string p = log_prefix(prefix);
-  if (key.size() != p.size() + 20 || key.substr(0, p.size()) != p) return std::nullopt;
-  LogIndex n = 0;
-  for (char c : key.substr(p.size())) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = n * 10 + static_cast<LogIndex>(c - '0');
-  }
-  return n;
+  return parse_etcd_log_key(prefix, key);
 }
-Result<std::string_view> EtcdLog::entry_batch(std::string_view value) {
-  if (value.size() < kEntryHeader || value.substr(0, 4) != kEntryMagic) {
-    return Status(ErrorCode::kCorruption, "log entry has a bad header");
-  }
-  return value.substr(kEntryHeader);
-}
+Result<std::string_view> EtcdLog::entry_batch(std::string_view value) { return etcd_entry_batch(value); }
 
 Result<std::pair<LogIndex, std::int64_t>> EtcdLog::highest_index(etcd::Client& client, std::string_view prefix) {
   const std::string p = log_prefix(prefix);
@@ -141,9 +125,7 @@ void EtcdLog::append(std::string batch, AppendDone done) {
 Result<LogIndex> EtcdLog::do_append(LogIndex index, const std::string& batch) {
   const std::optional<etcd::QueueKey> mine = term();
   if (!mine) return Status(ErrorCode::kConflict, "not the primary: this node holds no election key");
-  std::string value(kEntryMagic);
-  put_u64_le(value, static_cast<std::uint64_t>(mine->create_revision));
-  value += batch;
+  const std::string value = encode_etcd_entry(mine->create_revision, batch);
   const std::string key = log_key(options_.prefix, index);
   const auto deadline = std::chrono::steady_clock::now() + options_.append_timeout;
   Status last_error;

@@ -10,23 +10,6 @@
 #include "log/snapshot_file.h"
 
 namespace leasehold::log {
-namespace {
-
-constexpr std::string_view kSnapMagic = "LHS1";
-constexpr std::size_t kSnapMetaBytes = 4 + 8 + 4 + 8 + 4;
-constexpr std::uint32_t kMaxChunks = 1u << 20;
-
-std::string chunks_prefix(std::string_view prefix, LogIndex index) {
-  return std::string(prefix) + "/snap/" + digits20(index) + "/";
-}
-std::string chunk_key(std::string_view prefix, LogIndex index, std::uint32_t n) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%06u", n);
-  return chunks_prefix(prefix, index) + buf;
-}
-
-}  // namespace
-
 
 Status EtcdLog::do_save_snapshot(LogIndex index, const std::string& bytes) {
   if (Status st = write_snapshot_file(options_.local_dir, index, bytes); !st) return st;
@@ -46,17 +29,14 @@ Status EtcdLog::store_snapshot_in_etcd(LogIndex index, const std::string& bytes,
   etcd::Client& client = *options_.client;
   const std::size_t chunk = options_.snapshot_chunk_bytes;
   const std::size_t count = (bytes.size() + chunk - 1) / chunk;
-  if (count > kMaxChunks) return Status(ErrorCode::kLimitExceeded, "snapshot too large for etcd");
+  if (count > kEtcdMaxSnapshotChunks) return Status(ErrorCode::kLimitExceeded, "snapshot too large for etcd");
   for (std::size_t n = 0; n < count; ++n) {
-    auto put = client.put(chunk_key(options_.prefix, index, static_cast<std::uint32_t>(n)),
+    auto put = client.put(etcd_snapshot_chunk_key(options_.prefix, index, static_cast<std::uint32_t>(n)),
                           std::string_view(bytes).substr(n * chunk, chunk));
     if (!put) return put.status();
   }
-  std::string meta(kSnapMagic);
-  put_u64_le(meta, index);
-  put_u32_le(meta, static_cast<std::uint32_t>(count));
-  put_u64_le(meta, bytes.size());
-  put_u32_le(meta, crc32_update(0, bytes));
+  const std::string meta = encode_etcd_snapshot_meta(
+      EtcdSnapshotMeta{index, static_cast<std::uint32_t>(count), bytes.size(), crc32_update(0, bytes)});
   auto txn = client.txn({etcd::still_owned(mine)}, {etcd::TxnOp::put(meta_key(options_.prefix), meta)});
   if (!txn) return txn.status();
   if (!txn->succeeded) {
@@ -64,7 +44,7 @@ Status EtcdLog::store_snapshot_in_etcd(LogIndex index, const std::string& bytes,
   }
   // Older chunk sets, then the log prefix the snapshot covers.
   const std::string snap_root = std::string(options_.prefix) + "/snap/0";
-  if (auto d = client.delete_range(snap_root, chunks_prefix(options_.prefix, index)); !d) return d.status();
+  if (auto d = client.delete_range(snap_root, etcd_snapshot_chunks_prefix(options_.prefix, index)); !d) return d.status();
   if (auto d = client.delete_range(log_key(options_.prefix, 0), log_key(options_.prefix, index + 1)); !d) {
     return d.status();
   }
@@ -113,20 +93,12 @@ Result<std::optional<Snapshot>> EtcdLog::load_etcd_snapshot(LogIndex newer_than)
 Result<std::optional<Snapshot>> EtcdLog::read_etcd_snapshot(const etcd::RangeResult& meta, LogIndex newer_than) {
   etcd::Client& client = *options_.client;
   if (meta.kvs.empty()) return std::optional<Snapshot>{};
-  const std::string& v = meta.kvs.front().value;
-  if (v.size() != kSnapMetaBytes || v.substr(0, 4) != kSnapMagic) {
-    return Status(ErrorCode::kCorruption, "etcd snapshot meta " + meta_key(options_.prefix) + " is malformed");
-  }
-  const std::string_view view(v);
-  const LogIndex index = get_u64_le(view.substr(4));
-  const std::uint32_t count = get_u32_le(view.substr(12));
-  const std::uint64_t total = get_u64_le(view.substr(16));
-  const std::uint32_t crc = get_u32_le(view.substr(24));
+  auto decoded = decode_etcd_snapshot_meta(meta.kvs.front().value, meta_key(options_.prefix));
+  if (!decoded) return decoded.status();
+  const LogIndex index = decoded->index;
   if (index <= newer_than) return std::optional<Snapshot>{};
-  const std::string p = chunks_prefix(options_.prefix, index);
-  Snapshot snap;
-  snap.index = index;
-  std::uint32_t seen = 0;
+  const std::string p = etcd_snapshot_chunks_prefix(options_.prefix, index);
+  EtcdSnapshotAssembler assembler(options_.prefix, *decoded);
   std::string start = p;
   for (;;) {
     etcd::RangeOptions ro;
@@ -135,21 +107,14 @@ Result<std::optional<Snapshot>> EtcdLog::read_etcd_snapshot(const etcd::RangeRes
     auto r = client.range(start, etcd::prefix_end(p), ro);
     if (!r) return r.status();
     for (const etcd::KeyValue& kv : r->kvs) {
-      if (kv.key != chunk_key(options_.prefix, index, seen)) {
-        return Status(ErrorCode::kCorruption, "etcd snapshot " + std::to_string(index) + ": chunk " + kv.key +
-                                                  " out of order");
-      }
-      snap.bytes += kv.value;
-      ++seen;
+      if (Status st = assembler.add(kv.key, kv.value); !st) return st;
     }
     if (!r->more || r->kvs.empty()) break;
     start = r->kvs.back().key + '\0';
   }
-  if (seen != count || snap.bytes.size() != total || crc32_update(0, snap.bytes) != crc) {
-    return Status(ErrorCode::kCorruption, "etcd snapshot " + std::to_string(index) +
-                                              " failed its check (chunks, length or crc32)");
-  }
-  return std::optional<Snapshot>(std::move(snap));
+  auto snap = assembler.finish();
+  if (!snap) return snap.status();
+  return std::optional<Snapshot>(std::move(snap).value());
 }
 
 Result<EtcdCatchUp> EtcdLog::read_catch_up(std::size_t max_entries) {

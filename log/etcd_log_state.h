@@ -6,7 +6,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdio>
 #include <deque>
 #include <functional>
 #include <thread>
@@ -16,6 +15,7 @@
 #include <string_view>
 
 #include "log/etcd_log.h"
+#include "log/etcd_log_format.h"
 
 namespace leasehold::log {
 
@@ -68,14 +68,5 @@ struct EtcdLog::State {
   std::int64_t last_meta_revision = 0;  // etcd revision of our last snapshot meta write
   std::atomic<bool> append_in_flight{false};  // set by the loop thread, cleared by the worker
 };
-
-// Key helpers shared by etcd_log.cc and etcd_log_snapshot.cc (layout in
-// etcd_log.h): a 20-digit zero-padded index, and the snapshot meta key.
-inline std::string digits20(std::uint64_t n) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%020llu", static_cast<unsigned long long>(n));
-  return buf;
-}
-inline std::string meta_key(std::string_view prefix) { return std::string(prefix) + "/snap/meta"; }
 
 }  // namespace leasehold::log

@@ -5,45 +5,21 @@
 
 #include <fmt/format.h>
 
+#include "server/command_args.h"
 #include "server/handler_util.h"
 
 namespace leasehold::server {
 namespace {
 
 void compat_set(CommandContext& ctx) {
-  core::CompatSet body;
-  body.key = ctx.args[1];
-  body.value = ctx.args[2];
-  bool want_token = false;
-  bool have_expiry = false;
-  for (std::size_t i = 3; i < ctx.args.size(); ++i) {
-    const std::string& opt = ctx.args[i];
-    if (iequals(opt, "NX") || iequals(opt, "XX")) {
-      if (body.condition != core::CompatCondition::kNone) return ctx.reply.error_text("ERR syntax error");
-      body.condition = iequals(opt, "NX") ? core::CompatCondition::kIfAbsent : core::CompatCondition::kIfPresent;
-    } else if (iequals(opt, "GET")) {
-      body.return_old = true;
-    } else if (iequals(opt, "TOKEN")) {
-      want_token = true;
-    } else if ((iequals(opt, "PX") || iequals(opt, "EX")) && i + 1 < ctx.args.size()) {
-      if (have_expiry) return ctx.reply.error_text("ERR syntax error");
-      have_expiry = true;
-      const bool seconds = iequals(opt, "EX");
-      auto n = parse_int(ctx.args[++i], "expire time", INT64_MIN, INT64_MAX);
-      if (!n) return ctx.reply.error(n.status());
-      if (*n <= 0 || (seconds && *n > INT64_MAX / 1000)) {
-        return ctx.reply.error_text("ERR invalid expire time in 'set' command");
-      }
-      body.ttl_ms = static_cast<std::uint64_t>(seconds ? *n * 1000 : *n);
-    } else {
-      return ctx.reply.error_text("ERR syntax error");
-    }
-  }
+  auto parsed = parse_compat_set(ctx.args);
+  if (!parsed) return ctx.reply.error(parsed.status());
+  const bool want_token = parsed->want_token;
+  core::Command cmd = std::move(parsed->command);
+  const core::CompatSet& body = std::get<core::CompatSet>(cmd.body);
   const std::string key = body.key;
   const auto condition = body.condition;
   const bool return_old = body.return_old;
-  core::Command cmd;
-  cmd.body = std::move(body);
   Server* server = &ctx.server;
   propose(ctx, std::move(cmd), [=](const core::ApplyResult& r, Responder& reply) {
     if (!r.reply.is_error()) {
@@ -96,9 +72,9 @@ void compat_del(CommandContext& ctx) {
 }
 
 void compat_delifeq(CommandContext& ctx) {
-  core::Command cmd;
-  cmd.body = core::CompatDelete{ctx.args[1], ctx.args[2]};
-  propose(ctx, std::move(cmd), [](const core::ApplyResult& r, Responder& reply) {
+  auto cmd = find_write_parser("DELIFEQ")(ctx.args);
+  if (!cmd) return ctx.reply.error(cmd.status());
+  propose(ctx, std::move(cmd).value(), [](const core::ApplyResult& r, Responder& reply) {
     if (r.reply.is_error()) return reply.error(r.reply.error);
     reply.integer(static_cast<std::int64_t>(r.reply.count));
   });

@@ -1,15 +1,14 @@
 // Fenced key-value: FENCE.PUT / FENCE.GET.
+#include "server/command_args.h"
 #include "server/handler_util.h"
 
 namespace leasehold::server {
 namespace {
 
 void fence_put(CommandContext& ctx) {
-  auto token = parse_uint(ctx.args[4], "token", 1, UINT64_MAX);
-  if (!token) return ctx.reply.error(token.status());
-  core::Command cmd;
-  cmd.body = core::FencePut{ctx.args[1], ctx.args[2], ctx.args[3], *token};
-  propose(ctx, std::move(cmd), [](const core::ApplyResult& r, Responder& reply) {
+  auto cmd = parse_fence_put(ctx.args);
+  if (!cmd) return ctx.reply.error(cmd.status());
+  propose(ctx, std::move(cmd).value(), [](const core::ApplyResult& r, Responder& reply) {
     if (r.reply.is_error()) return reply.error(r.reply.error);
     reply.integer(static_cast<std::int64_t>(r.reply.token));
   });

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/acl.h"
+#include "server/command_args.h"
 #include "server/connection.h"
 #include "server/handler_util.h"
 
@@ -66,63 +67,12 @@ void write_lock(resp::Writer& w, const core::LockInfo& l, core::LogMillis now, c
   w.integer(l.delay_until > now ? static_cast<std::int64_t>(l.delay_until - now) : 0);
 }
 
-// Parses the options after `LOCK.ACQUIRE name session`. Empty string: OK.
-std::string parse_acquire_options(const std::vector<std::string>& args, core::Acquire& a, std::uint64_t& seq) {
-  bool shared = false;
-  bool limited = false;
-  bool waited = false;
-  for (std::size_t i = 3; i < args.size(); ++i) {
-    const std::string& opt = args[i];
-    const bool has_value = i + 1 < args.size();
-    if (iequals(opt, "SHARED")) {
-      shared = true;
-      continue;
-    }
-    if (!(iequals(opt, "LIMIT") || iequals(opt, "WAIT") || iequals(opt, "DELAY") || iequals(opt, "SEQ"))) {
-      return syntax_error(fmt::format("unknown option '{}'", opt.substr(0, 32)));
-    }
-    if (!has_value) return syntax_error(fmt::format("{} needs a value", to_upper(opt)));
-    const std::string& value = args[++i];
-    if (iequals(opt, "LIMIT")) {
-      auto n = parse_uint(value, "LIMIT", 1, UINT32_MAX);
-      if (!n) return "ERR " + n.status().message();
-      a.limit = static_cast<std::uint32_t>(*n);
-      limited = true;
-    } else if (iequals(opt, "WAIT")) {
-      auto n = parse_uint(value, "WAIT", 0, INT64_MAX);
-      if (!n) return "ERR " + n.status().message();
-      a.wait = true;
-      a.wait_ms = *n;
-      waited = true;
-    } else if (iequals(opt, "DELAY")) {
-      auto n = parse_uint(value, "DELAY", 0, INT64_MAX);
-      if (!n) return "ERR " + n.status().message();
-      a.delay_ms = *n;
-    } else {
-      auto n = parse_uint(value, "SEQ", 1, INT64_MAX);
-      if (!n) return "ERR " + n.status().message();
-      seq = *n;
-    }
-  }
-  if (shared && limited) return syntax_error("SHARED and LIMIT exclude each other");
-  a.mode = shared ? core::LockMode::kShared : limited ? core::LockMode::kSemaphore : core::LockMode::kExclusive;
-  (void)waited;
-  return {};
-}
-
 void lock_acquire(CommandContext& ctx) {
-  core::SessionId session = session_arg(ctx, 2);
-  if (session == 0) return;
-  core::Acquire a;
-  a.lock = ctx.args[1];
-  a.session = session;
-  std::uint64_t seq = 0;
-  if (std::string err = parse_acquire_options(ctx.args, a, seq); !err.empty()) return ctx.reply.error_text(err);
-  const std::string lock = a.lock;
-  core::Command cmd;
-  cmd.session = session;
-  cmd.seq = seq;
-  cmd.body = std::move(a);
+  auto parsed = parse_lock_acquire(ctx.args);
+  if (!parsed) return ctx.reply.error(parsed.status());
+  core::Command cmd = std::move(parsed).value();
+  const std::string lock = std::get<core::Acquire>(cmd.body).lock;
+  const core::SessionId session = cmd.session;
   Server* server = &ctx.server;
   std::weak_ptr<Connection> weak = ctx.conn;
   propose(ctx, std::move(cmd), [server, weak, lock, session](const core::ApplyResult& r, Responder& reply) {
@@ -138,25 +88,12 @@ void lock_acquire(CommandContext& ctx) {
 }
 
 void lock_release(CommandContext& ctx) {
-  core::SessionId session = session_arg(ctx, 2);
-  if (session == 0) return;
-  auto token = parse_uint(ctx.args[3], "token", 1, UINT64_MAX);
-  if (!token) return ctx.reply.error(token.status());
-  std::uint64_t seq = 0;
-  if (ctx.args.size() == 6 && iequals(ctx.args[4], "SEQ")) {
-    auto n = parse_uint(ctx.args[5], "SEQ", 1, INT64_MAX);
-    if (!n) return ctx.reply.error(n.status());
-    seq = *n;
-  } else if (ctx.args.size() != 4) {
-    return ctx.reply.error_text(syntax_error("want LOCK.RELEASE name session token [SEQ n]"));
-  }
-  core::Command cmd;
-  cmd.session = session;
-  cmd.seq = seq;
+  auto cmd = parse_lock_release(ctx.args);
+  if (!cmd) return ctx.reply.error(cmd.status());
   // Not the holder's own request: its watchers learn it (lost, released-by-other).
-  const bool by_other = !ctx.server.speaks_for(session, *ctx.conn);
-  cmd.body = core::Release{ctx.args[1], session, *token, by_other};
-  propose_ok(ctx, std::move(cmd));
+  auto& release = std::get<core::Release>(cmd->body);
+  release.by_other = !ctx.server.speaks_for(release.session, *ctx.conn);
+  propose_ok(ctx, std::move(cmd).value());
 }
 
 SessionFilter session_filter(CommandContext& ctx) {
@@ -199,20 +136,18 @@ void lock_list(CommandContext& ctx) {
 }
 
 void lock_revoke(CommandContext& ctx) {
+  auto cmd = find_write_parser("LOCK.REVOKE")(ctx.args);
+  if (!cmd) return ctx.reply.error(cmd.status());
   const std::string who = requester(ctx);
   spdlog::info("lock revoke requested lock=\"{}\" by=\"{}\"", ctx.args[1], who);
   ctx.server.observability().note_requester(Observability::revoke_key(ctx.args[1]), who);
-  core::Command cmd;
-  cmd.body = core::Revoke{ctx.args[1]};
-  propose_ok(ctx, std::move(cmd));
+  propose_ok(ctx, std::move(cmd).value());
 }
 
 void lock_cancel(CommandContext& ctx) {
-  core::SessionId session = session_arg(ctx, 2);
-  if (session == 0) return;
-  core::Command cmd;
-  cmd.body = core::CancelWait{ctx.args[1], session};
-  propose_ok(ctx, std::move(cmd));
+  auto cmd = find_write_parser("LOCK.CANCEL")(ctx.args);
+  if (!cmd) return ctx.reply.error(cmd.status());
+  propose_ok(ctx, std::move(cmd).value());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Sessions: SESSION.OPEN / KEEPALIVE / CLOSE / LIST / KILL / WATCH.
 #include <spdlog/spdlog.h>
 
+#include "server/command_args.h"
 #include "server/connection.h"
 #include "server/handler_util.h"
 
@@ -15,22 +16,13 @@ std::int64_t remaining_for(Server& server, core::SessionId id) {
 }
 
 void session_open(CommandContext& ctx) {
-  auto ttl = parse_uint(ctx.args[1], "ttl_ms", 1, UINT64_MAX);
-  if (!ttl) return ctx.reply.error(ttl.status());
-  core::OpenSession body;
-  body.ttl_ms = *ttl;
-  if (ctx.args.size() == 4 && iequals(ctx.args[2], "OWNER")) {
-    body.owner = ctx.args[3];
-  } else if (ctx.args.size() != 2) {
-    return ctx.reply.error_text(syntax_error("want SESSION.OPEN ttl_ms [OWNER label]"));
-  }
+  auto cmd = parse_session_open(ctx.args);
+  if (!cmd) return ctx.reply.error(cmd.status());
   // With authentication on, the session belongs to this user (server/acl.h).
-  if (ctx.server.acl().auth_required()) body.user = ctx.conn->user();
-  core::Command cmd;
-  cmd.body = std::move(body);
+  if (ctx.server.acl().auth_required()) std::get<core::OpenSession>(cmd->body).user = ctx.conn->user();
   Server* server = &ctx.server;
   std::weak_ptr<Connection> weak = ctx.conn;
-  propose(ctx, std::move(cmd), [server, weak](const core::ApplyResult& r, Responder& reply) {
+  propose(ctx, std::move(cmd).value(), [server, weak](const core::ApplyResult& r, Responder& reply) {
     if (r.reply.is_error()) return reply.error(r.reply.error);
     if (auto conn = weak.lock()) server->speak_for(r.reply.session, *conn);
     reply.integer(static_cast<std::int64_t>(r.reply.session));
@@ -48,25 +40,22 @@ void session_keepalive(CommandContext& ctx) {
 }
 
 void session_close(CommandContext& ctx) {
-  const core::SessionId id = session_arg(ctx, 1);
-  if (id == 0) return;
-  core::Command cmd;
-  cmd.body = core::CloseSession{id};
-  propose_ok(ctx, std::move(cmd));
+  auto cmd = find_write_parser("SESSION.CLOSE")(ctx.args);
+  if (!cmd) return ctx.reply.error(cmd.status());
+  propose_ok(ctx, std::move(cmd).value());
 }
 
 void session_kill(CommandContext& ctx) {
-  const core::SessionId id = session_arg(ctx, 1);
-  if (id == 0) return;
-  if (!ctx.server.node().state().session(id)) {
+  auto cmd = find_write_parser("SESSION.KILL")(ctx.args);
+  if (!cmd) return ctx.reply.error(cmd.status());
+  if (!ctx.server.node().state().session(std::get<core::KillSession>(cmd->body).session)) {
     return ctx.reply.error(Status(ErrorCode::kNotFound, "no such session"));
   }
+  const core::SessionId id = std::get<core::KillSession>(cmd->body).session;
   const std::string who = requester(ctx);
   spdlog::info("session kill requested session={} by=\"{}\"", id, who);
   ctx.server.observability().note_requester(Observability::kill_key(id), who);
-  core::Command cmd;
-  cmd.body = core::KillSession{id};
-  propose(ctx, std::move(cmd), [](const core::ApplyResult& r, Responder& reply) {
+  propose(ctx, std::move(cmd).value(), [](const core::ApplyResult& r, Responder& reply) {
     if (!r.reply.is_error()) return reply.ok();
     if (r.reply.error.code() == ErrorCode::kSessionExpired) {
       return reply.error(Status(ErrorCode::kNotFound, "no such session"));

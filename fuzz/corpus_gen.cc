@@ -1,0 +1,231 @@
+// fuzz/corpus_gen.cc: writes the seed corpora in fuzz/corpus/<target>/ from
+// real encodings (docs/fuzzing.md): request and reply frames written by
+// resp::Writer, command batches from core::encode_batch, log entries from
+// log::encode_entry_value, snapshots from a StateMachine that ran a real
+// command sequence, and etcd log entries, keys and snapshot chunks from
+// log/etcd_log_format.h. Each file starts with the control byte that the
+// target's header comment describes.
+//   fuzz_corpus_gen <fuzz dir>     (make fuzz-corpus)
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/command_codec.h"
+#include "core/state_machine.h"
+#include "log/etcd_log_format.h"
+#include "log/log_format.h"
+#include "resp/writer.h"
+
+namespace {
+
+using namespace leasehold;  // NOLINT: a tool, not a header
+
+std::string g_dir;
+
+void emit(const std::string& target, int n, std::string_view control_and_bytes) {
+  const std::string dir = g_dir + "/corpus/" + target;
+  std::filesystem::create_directories(dir);
+  char name[32];
+  std::snprintf(name, sizeof name, "/seed-%03d", n);
+  std::ofstream(dir + name, std::ios::binary) << control_and_bytes;
+}
+
+std::string frame(std::initializer_list<std::string_view> args) {
+  std::string out;
+  resp::append_command(out, args);
+  return out;
+}
+
+// Request streams covering the real command set (valid and slightly wrong).
+std::vector<std::string> request_streams() {
+  std::vector<std::string> s;
+  s.push_back(frame({"PING"}) + frame({"HELLO", "3"}) + frame({"PING", "hi"}) + frame({"ECHO", "x"}));
+  s.push_back(frame({"SESSION.OPEN", "10000", "OWNER", "job-1"}) + frame({"SESSION.KEEPALIVE", "1"}) +
+              frame({"SESSION.LIST"}) + frame({"SESSION.CLOSE", "1"}));
+  s.push_back(frame({"SESSION.OPEN", "5000"}) + frame({"LOCK.ACQUIRE", "jobs", "1", "WAIT", "100", "SEQ", "1"}) +
+              frame({"LOCK.INFO", "jobs"}) + frame({"LOCK.RELEASE", "jobs", "1", "2", "SEQ", "2"}));
+  s.push_back(frame({"SESSION.OPEN", "5000"}) + frame({"LOCK.ACQUIRE", "r", "1", "SHARED", "DELAY", "50"}) +
+              frame({"LOCK.ACQUIRE", "sem", "1", "LIMIT", "3"}) + frame({"LOCK.LIST", "s", "COUNT", "10"}) +
+              frame({"LOCK.CANCEL", "r", "1"}) + frame({"LOCK.REVOKE", "sem"}));
+  s.push_back(frame({"SESSION.OPEN", "5000"}) + frame({"LOCK.ACQUIRE", "k", "1"}) +
+              frame({"FENCE.PUT", "key", "value", "k", "2"}) + frame({"FENCE.GET", "key"}) +
+              frame({"SESSION.KILL", "1"}));
+  s.push_back(frame({"SET", "a", "b", "NX", "PX", "30000", "TOKEN"}) + frame({"GET", "a"}) +
+              frame({"PTTL", "a"}) + frame({"PEXPIRE", "a", "500"}) + frame({"DELIFEQ", "a", "b"}) +
+              frame({"SET", "c", "d", "XX", "EX", "1", "GET"}) + frame({"DEL", "a", "c"}));
+  s.push_back(frame({"COMMAND", "DOCS", "lock.acquire"}) + frame({"COMMAND", "COUNT"}) +
+              frame({"COMMAND", "INFO", "set"}) + frame({"CLIENT", "SETNAME", "n"}) + frame({"CLIENT", "ID"}) +
+              frame({"INFO"}) + frame({"ROLE"}) + frame({"READONLY"}) + frame({"READWRITE"}) +
+              frame({"CONFIG", "GET", "x"}) + frame({"SESSION.WATCH", "1"}));
+  s.push_back("PING\r\nSESSION.OPEN 1000 OWNER \"a b\"\r\nLOCK.ACQUIRE 'x y' 1 WAIT 5\r\n");
+  s.push_back(frame({"LOCK.ACQUIRE", "x", "0"}) + frame({"LOCK.ACQUIRE", "x", "1", "LIMIT", "0"}) +
+              frame({"LOCK.ACQUIRE", "x", "1", "SHARED", "LIMIT", "2"}) + frame({"LOCK.RELEASE", "x", "1"}) +
+              frame({"SET", "k", "v", "PX", "-1"}) + frame({"NOSUCH", "a"}) + "*2\r\n$4\r\nPING\r\n$1");
+  s.push_back(frame({"SET", "a", "b"}) + frame({"GET", "a"}) + "P");  // issue 10's one-packet shape
+  return s;
+}
+
+std::vector<std::string> reply_streams() {
+  std::vector<std::string> s;
+  std::string out;
+  resp::Writer w(out, resp::Protocol::kResp3);
+  w.map_header(2);
+  w.bulk("holders");
+  w.array_header(2);
+  w.integer(5);
+  w.null();
+  w.bulk("mode");
+  w.simple("exclusive");
+  w.push_header(3);
+  w.bulk("leasehold");
+  w.bulk("lost");
+  w.boolean(true);
+  w.dbl(2.5);
+  w.verbatim("txt", "hello");
+  w.set_header(2);
+  w.error("ERR nope");
+  w.integer(-7);
+  s.push_back(out);
+  s.push_back("(12345678901234567890\r\n,inf\r\n,-1.5e3\r\n#f\r\n_\r\n$-1\r\n*-1\r\n");
+  out.clear();
+  resp::Writer w2(out, resp::Protocol::kResp2);
+  w2.map_header(1);
+  w2.bulk("k");
+  w2.array_header(1);
+  w2.bulk(std::string(40, 'x'));
+  s.push_back(out);
+  return s;
+}
+
+core::Command cmd(core::CommandBody body, core::LogMillis now, core::SessionId session = 0, std::uint64_t seq = 0) {
+  core::Command c;
+  c.now = now;
+  c.session = session;
+  c.seq = seq;
+  c.body = std::move(body);
+  return c;
+}
+
+// A real command sequence: sessions, every lock kind, waits, fencing, compat keys.
+std::vector<core::Command> command_script() {
+  std::vector<core::Command> c;
+  c.push_back(cmd(core::OpenSession{10'000, "a"}, 100));  // session 1
+  c.push_back(cmd(core::OpenSession{20'000, "b"}, 110));  // session 2
+  core::Acquire a;
+  a.lock = "jobs";
+  a.session = 1;
+  a.delay_ms = 100;
+  c.push_back(cmd(a, 120, 1, 1));
+  a.session = 2;
+  a.wait = true;
+  a.wait_ms = 5000;
+  c.push_back(cmd(a, 130, 2, 1));
+  core::Acquire r;
+  r.lock = "rw";
+  r.session = 1;
+  r.mode = core::LockMode::kShared;
+  c.push_back(cmd(r, 140, 1, 2));
+  core::Acquire s;
+  s.lock = "pool";
+  s.session = 2;
+  s.mode = core::LockMode::kSemaphore;
+  s.limit = 3;
+  c.push_back(cmd(s, 150, 2, 2));
+  c.push_back(cmd(core::FencePut{"key", "value", "jobs", 3}, 160));
+  c.push_back(cmd(core::CompatSet{"ck", "cv", 30'000, core::CompatCondition::kIfAbsent, false}, 170));
+  c.push_back(cmd(core::SetSessionTtl{1, 15'000}, 180));
+  c.push_back(cmd(core::Tick{}, 190));
+  c.push_back(cmd(core::TimeoutWait{"jobs", 2}, 200));
+  c.push_back(cmd(core::Release{"jobs", 1, 3}, 210, 1, 3));
+  c.push_back(cmd(core::CancelWait{"rw", 2}, 220));
+  c.push_back(cmd(core::Revoke{"pool"}, 230));
+  c.push_back(cmd(core::CompatDelete{"ck", std::string("cv")}, 240));
+  c.push_back(cmd(core::KillSession{2}, 250));
+  c.push_back(cmd(core::ExpireSession{1}, 260));
+  c.push_back(cmd(core::CloseSession{3}, 270));
+  return c;
+}
+
+std::string u64le(std::uint64_t v) {
+  std::string out;
+  log::put_u64_le(out, v);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s FUZZ_DIR\n", argv[0]);
+    return 2;
+  }
+  g_dir = argv[1];
+  int n = 0;
+  // resp_parser: control bit 0 = reply mode, bit 1 = tight limits.
+  for (const std::string& s : request_streams()) {
+    emit("resp_parser", n++, std::string(1, '\x00') + s);
+    emit("resp_parser", n++, std::string(1, '\x06') + s);
+  }
+  for (const std::string& s : reply_streams()) emit("resp_parser", n++, std::string(1, '\x01') + s);
+  // command_args: control bit 0 = RESP3.
+  n = 0;
+  for (const std::string& s : request_streams()) {
+    emit("command_args", n, std::string(1, static_cast<char>(n & 1)) + s);
+    ++n;
+  }
+
+  const std::vector<core::Command> script = command_script();
+  // log_entry: control bit 0 clear = [index 8 LE][batch], checksum added by the target.
+  n = 0;
+  emit("log_entry", n++, std::string(1, '\x00') + u64le(1) + core::encode_batch(script));
+  for (std::size_t i = 0; i < script.size(); i += 3) {
+    const std::vector<core::Command> part(script.begin() + static_cast<std::ptrdiff_t>(i),
+                                          script.begin() + static_cast<std::ptrdiff_t>(std::min(i + 3, script.size())));
+    emit("log_entry", n++, std::string(1, '\x00') + u64le(i + 2) + core::encode_batch(part));
+  }
+  emit("log_entry", n++, std::string(1, '\x01') + log::encode_entry_key(7) +
+                             log::encode_entry_value(7, core::encode_batch({script[0]})));
+
+  // snapshot: control bit 0 clear = body after "LHSM" + version, checksum added by the target.
+  n = 0;
+  core::StateMachine sm;
+  for (std::size_t i = 0; i < script.size(); ++i) {
+    sm.apply(script[i]);
+    if (i % 4 == 3 || i + 1 == script.size()) {
+      const std::string snap = sm.snapshot();
+      emit("snapshot", n++, std::string(1, '\x00') + snap.substr(5, snap.size() - 9));
+      if (i == 7) emit("snapshot", n++, std::string(1, '\x01') + snap);
+    }
+  }
+
+  // etcd_log: control % 3: 0 entry value, 1 log key, 2 snapshot meta + chunks.
+  n = 0;
+  emit("etcd_log", n++, std::string(1, '\x00') + log::encode_etcd_entry(42, core::encode_batch(script)));
+  emit("etcd_log", n++, std::string(1, '\x01') + log::etcd_log_key("/lh", 12345));
+  emit("etcd_log", n++, std::string(1, '\x01') + log::etcd_log_key("/lh", UINT64_MAX));
+  {
+    core::StateMachine part;
+    for (std::size_t i = 0; i < 8; ++i) part.apply(script[i]);
+    const std::string snap = part.snapshot();
+    // [meta 28][chunks: 1 byte key skew, 2 bytes LE length, bytes]...
+    const std::size_t chunk = 64;
+    std::string body;
+    std::uint32_t count = 0;
+    for (std::size_t off = 0; off < snap.size(); off += chunk, ++count) {
+      const std::string_view c = std::string_view(snap).substr(off, chunk);
+      body += '\0';
+      body += static_cast<char>(c.size() & 0xff);
+      body += static_cast<char>(c.size() >> 8);
+      body += c;
+    }
+    const std::string meta =
+        log::encode_etcd_snapshot_meta({8, count, snap.size(), log::crc32_update(0, snap)});
+    emit("etcd_log", n++, std::string(1, '\x02') + meta + body);
+    emit("etcd_log", n++, std::string(1, '\x05') + meta + body);  // meta rewritten by the target
+  }
+  std::printf("seed corpora written under %s/corpus\n", g_dir.c_str());
+  return 0;
+}

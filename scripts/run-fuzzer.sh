@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer target for a bounded time over its seed corpus
+# (docs/fuzzing.md). Used by the ctest tests of build-fuzz/ and `make fuzz`.
+#   run-fuzzer.sh BINARY NAME SECONDS FUZZ_DIR WORK_DIR [extra libFuzzer flags...]
+# Seeds are read from FUZZ_DIR/corpus/NAME (never written); new inputs go to
+# WORK_DIR/NAME/corpus, crashing inputs to WORK_DIR/NAME/artifacts/. The
+# dictionary FUZZ_DIR/NAME.dict is used when it exists. Exit status: 0 when
+# the run ended without a crash, leak, timeout or sanitizer report.
+set -euo pipefail
+if (($# < 5)); then
+  echo "usage: $0 BINARY NAME SECONDS FUZZ_DIR WORK_DIR [libFuzzer flags...]" >&2
+  exit 2
+fi
+binary=$1 name=$2 seconds=$3 fuzz_dir=$4 work_dir=$5
+shift 5
+seeds="$fuzz_dir/corpus/$name"
+corpus="$work_dir/$name/corpus"
+artifacts="$work_dir/$name/artifacts"
+mkdir -p "$corpus" "$artifacts"
+flags=(-max_total_time="$seconds" -timeout=120 -rss_limit_mb=2048 -print_final_stats=1
+       -artifact_prefix="$artifacts/")
+if [[ -f "$fuzz_dir/$name.dict" ]]; then flags+=(-dict="$fuzz_dir/$name.dict"); fi
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+echo "run-fuzzer: $name for ${seconds}s, seeds $seeds, corpus $corpus"
+status=0
+"$binary" "${flags[@]}" "$@" "$corpus" "$seeds" || status=$?
+if ((status != 0)); then
+  echo "run-fuzzer: $name FAILED (exit $status); reproduce with: $binary $artifacts/<file>" >&2
+  ls -l "$artifacts" >&2 || true
+fi
+exit "$status"
