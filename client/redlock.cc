@@ -52,7 +52,7 @@ struct Redlock::Impl {
     auto& conn = conns[i];
     if (conn == nullptr || conn->broken() || !conn->healthy_for_reuse()) {
       conn.reset();
-      auto dialed = detail::Connection::dial(options.servers[i], deadline, -1, "");
+      auto dialed = detail::Connection::dial(options.servers[i], deadline, -1, detail::Handshake{});
       if (!dialed) return std::nullopt;
       conn = std::move(dialed).value();
     }

@@ -29,7 +29,7 @@ std::string redis_endpoints(const std::vector<std::uint16_t>& ports, std::size_t
 // One command on a Redis server; nullopt when it failed.
 std::optional<resp::Value> redis_call(std::uint16_t port, const std::vector<std::string>& args) {
   const auto deadline = client::Clock::now() + milliseconds(2000);
-  auto conn = client::detail::Connection::dial({"127.0.0.1", port}, deadline, -1, "");
+  auto conn = client::detail::Connection::dial({"127.0.0.1", port}, deadline, -1, client::detail::Handshake{});
   if (!conn) return std::nullopt;
   auto reply = (*conn)->roundtrip(args, deadline, -1, {});
   if (!reply) return std::nullopt;
