@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/client/server_fixture.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 
