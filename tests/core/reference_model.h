@@ -322,6 +322,13 @@ class ReferenceModel {
     return Reply::ok();
   }
   Reply run(const Tick&) { return Reply::ok(); }
+  // The node proposes Reopen only after a start it cannot prove complete;
+  // the random commands never generate it (tests/core/reopen_test.cc covers
+  // it). Here only its revision floor is modelled.
+  Reply run(const Reopen& r) {
+    if (r.revision_floor > rev_) rev_ = r.revision_floor;
+    return Reply::ok();
+  }
   Reply run(const FencePut& p) {
     ErrorCode code{};
     if (name_bad(p.key, code) || name_bad(p.lock, code)) return fail(code);
