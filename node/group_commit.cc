@@ -190,9 +190,9 @@ void Node::Impl::fail_batch(Batch batch, const Status& error) {
 }
 
 void Node::Impl::apply_batch(log::LogIndex index, Batch batch) {
-  // Entries apply in log order, none skipped or applied twice (follow() and
-  // the append path check this before; a gap here would fork the state).
-  LEASEHOLD_ASSERT(index == applied_index_ + 1, "log entry {} applied after entry {}", index, applied_index_);
+  // Entries apply in log order, never twice or backwards (follow() checks
+  // gaps before; an own append's index comes from the log).
+  LEASEHOLD_ASSERT(index > applied_index_, "log entry {} applied after entry {}", index, applied_index_);
   applied_index_ = index;
   ++batches_committed_;
   commands_committed_ += batch.commands.size();

@@ -55,13 +55,13 @@ TEST(SessionUser, SnapshotVersionFollowsTheUsers) {
   plain.open();
   const std::string v1 = plain.sm.snapshot();
   ASSERT_GT(v1.size(), 5U);
-  EXPECT_EQ(v1[4], '\x01') << "no users: the old version-1 image";
+  EXPECT_EQ(v1[4], '\x02') << "no users: the version-2 image (quarantine, no users)";
 
   Harness with;
   with.open();
   const SessionId id = with.sm.apply(open_command("w", "bob")).reply.session;
   const std::string v2 = with.sm.snapshot();
-  EXPECT_EQ(v2[4], '\x02');
+  EXPECT_EQ(v2[4], '\x03');
   Result<StateMachine> back = StateMachine::restore(v2);
   ASSERT_TRUE(back.is_ok()) << back.status().to_string();
   ASSERT_TRUE(back->session(id).has_value());
