@@ -38,8 +38,9 @@ class DiskDamage : public ::testing::Test {
   void stop_cleanly() { ASSERT_EQ(server_.stop(), std::optional<int>(0)); }
 
   // Opens a session, then acquires and releases `rounds` distinct locks and
-  // finally holds `lk12`. Returns the highest token handed out.
-  std::int64_t make_history(int rounds) {
+  // finally holds `last` (the old session may still hold an earlier one).
+  // Returns the highest token handed out.
+  std::int64_t make_history(int rounds, const std::string& last = "lk12") {
     RespClient c = server_.client();
     const Value s = c.call({"SESSION.OPEN", std::to_string(kTtlMs)});
     EXPECT_EQ(s.type, Type::kInteger) << s.debug_string();
@@ -54,7 +55,7 @@ class DiskDamage : public ::testing::Test {
       // Kept alive by hand: on a loaded machine the rounds can outlast the TTL.
       EXPECT_EQ(c.call({"SESSION.KEEPALIVE", session}).type, Type::kInteger);
     }
-    const Value t = c.call({"LOCK.ACQUIRE", "lk12", session});
+    const Value t = c.call({"LOCK.ACQUIRE", last, session});
     EXPECT_EQ(t.type, Type::kInteger) << t.debug_string();
     return std::max(high, t.integer);
   }
@@ -149,7 +150,7 @@ TEST_F(DiskDamage, OldLogUnderANewerSnapshotIsRefused) {
   stop_cleanly();
   fs::copy(data() + "/rocksdb", dir_.file("old-rocksdb"), fs::copy_options::recursive);
   start({"--snapshot-every-commands", "50"});
-  const std::int64_t high = make_history(120);  // snapshots, then more entries after the last
+  const std::int64_t high = make_history(120, "lk13");  // snapshots, then more entries after the last
   stop_cleanly();
   bool has_snapshot = false;
   for (const auto& e : fs::directory_iterator(data())) {
