@@ -110,7 +110,10 @@ void LeaseKeepAlive::watchdog() {
         stream_->context.TryCancel();  // the blocking call returns with an error
         continue;
       }
-      cv_.wait_until(lock, *stream_->blocking_until);
+      // A copy: the stream (and its optional) may be gone when the wait
+      // returns and wait_until reads its deadline again (ASan caught it).
+      const Clock::time_point until = *stream_->blocking_until;
+      cv_.wait_until(lock, until);
     } else {
       cv_.wait(lock);
     }
