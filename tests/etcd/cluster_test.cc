@@ -243,11 +243,16 @@ TEST_F(EtcdClusterTest, AFrozenFollowerCostsAtMostOneTimeout) {
       EXPECT_EQ(r.status().code(), ErrorCode::kUnavailable) << r.status().to_string();
     }
   }
-  EXPECT_LE(failures, 1);
+  // The one timeout the frozen member may cost can fall on a read or on a
+  // write (whichever call first goes to it); after that none fails.
   for (int i = 0; i < 5; ++i) {
     auto p = c->put("/f/k", std::to_string(i));
-    EXPECT_TRUE(p) << p.status().to_string();
+    if (!p) {
+      ++failures;
+      EXPECT_EQ(p.status().code(), ErrorCode::kUnavailable) << p.status().to_string();
+    }
   }
+  EXPECT_LE(failures, 1);
   // The keepalive left the frozen member: renewed for two TTLs after the freeze.
   observe({ka->get()}, frozen_at + 2 * std::chrono::seconds(lease->ttl_seconds), 30s);
   const auto least = margin.least();
