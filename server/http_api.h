@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/text_encoding.h"
 #include "server/http_server.h"
 
 namespace leasehold::server {
@@ -30,7 +31,7 @@ HttpResponse api_history(Server& server, bool filter, const std::string& lock, s
                          std::uint64_t before_id);
 HttpResponse readyz(Server& server);
 
-std::string base64_encode(std::string_view bytes);
-bool is_valid_utf8(std::string_view bytes);
+using text::base64_encode;  // common/text_encoding.h
+using text::is_valid_utf8;
 
 }  // namespace leasehold::server
