@@ -103,7 +103,7 @@ Status HttpServer::listen() {
     });
   }
   if (rc != 0) {
-    return Status(ErrorCode::kIoError, fmt::format("cannot listen on http {}:{}: {}", options_.host, options_.port,
+    return Status(ErrorCode::kUnavailable, fmt::format("cannot listen on http {}:{}: {}", options_.host, options_.port,
                                                    uv_strerror(rc)));
   }
   sockaddr_storage bound{};

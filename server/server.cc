@@ -88,6 +88,9 @@ std::string Server::listen_address() const {
 
 Status Server::start() {
   if (Status valid = validate_config(config_); !valid) return valid;
+  auto dir_lock = DataDirLock::acquire(config_.data_dir);
+  if (!dir_lock) return dir_lock.status();
+  data_dir_lock_ = std::move(dir_lock).value();
   auto users = load_acl(AclFiles{config_.users_file, config_.requirepass_file});
   if (!users) return users.status();
   acl_ = std::move(users).value();
@@ -193,7 +196,9 @@ Status Server::bind_listener(uv_tcp_t& handle, bool& initialised, const std::str
   rc = uv_tcp_bind(&handle, reinterpret_cast<const sockaddr*>(&addr), 0);
   if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(&handle), 511, on_connection);
   if (rc != 0) {
-    return Status(ErrorCode::kIoError, fmt::format("cannot listen on {}:{}: {}", host, port, uv_strerror(rc)));
+    // Taken or not ours (in use, not a local address, a privileged port):
+    // kUnavailable, like a data dir used by another server.
+    return Status(ErrorCode::kUnavailable, fmt::format("cannot listen on {}:{}: {}", host, port, uv_strerror(rc)));
   }
   sockaddr_storage bound{};
   int len = sizeof(bound);

@@ -47,6 +47,7 @@
 #include "node/node.h"
 #include "server/acl_user.h"
 #include "server/config.h"
+#include "server/data_dir_lock.h"
 #include "server/loop_executor.h"
 #include "server/observability.h"
 #include "server/precise_timer.h"
@@ -165,6 +166,7 @@ class Server {
   void finish_shutdown();
 
   ServerConfig config_;
+  std::unique_ptr<DataDirLock> data_dir_lock_;  // first: released after everything in the dir is closed
   uv_loop_t loop_{};
   bool loop_initialized_ = false;
   uv_tcp_t listener_{};

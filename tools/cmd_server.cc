@@ -1,7 +1,10 @@
 // `leasehold server`: runs the lock service until SIGINT/SIGTERM: embedded
 // mode (one process, RocksDB log in --data-dir) or, with --etcd, one member
-// of a replicated cluster (log in etcd; docs/cluster.md). Impossible limits
-// are refused at start (exit 2). See docs/server.md.
+// of a replicated cluster (log in etcd; docs/cluster.md). Exit codes
+// (common/exit_codes.h): 64 for a bad flag, config file or impossible
+// limits; 69 when the address or the data dir is taken or etcd does not
+// answer; 74 for a data dir that cannot be used or holds a damaged log.
+// Each start error is printed once, on stderr. See docs/server.md.
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -11,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "common/exit_codes.h"
 #include "server/config.h"
 #include "server/server.h"
 #include "tools/registry.h"
@@ -72,6 +76,21 @@ bool apply_config_file(CLI::App& cmd, const std::string& path) {
   return true;
 }
 
+// The exit code of a failed start, by what failed (common/exit_codes.h).
+int start_failure_exit_code(const Status& s) {
+  switch (s.code()) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kLimitExceeded: return exit_code::kUsage;  // e.g. a bad users file, protected mode
+    case ErrorCode::kUnavailable:
+    case ErrorCode::kUnreachable:
+    case ErrorCode::kTimedOut:
+    case ErrorCode::kConflict: return exit_code::kUnavailable;  // address or data dir taken, etcd down
+    case ErrorCode::kIoError:
+    case ErrorCode::kCorruption: return exit_code::kIoError;  // data dir unusable or damaged
+    default: return exit_code::kInternal;
+  }
+}
+
 void run_server(ServerFlags& flags) {
   server::ServerConfig& cfg = flags.config;
   auto logger = spdlog::stderr_logger_mt("leasehold");
@@ -81,20 +100,20 @@ void run_server(ServerFlags& flags) {
   if (level == spdlog::level::off && cfg.log_level != "off") {
     std::cerr << "leasehold server: bad --log-level '" << cfg.log_level
               << "' (trace, debug, info, warn, error, critical, off)\n";
-    set_exit_code(2);
+    set_exit_code(exit_code::kUsage);
     return;
   }
   spdlog::set_level(level);
   if (Status s = server::parse_listen(flags.listen, cfg.listen_host, cfg.listen_port); !s) {
     std::cerr << "leasehold server: " << s.message() << "\n";
-    set_exit_code(2);
+    set_exit_code(exit_code::kUsage);
     return;
   }
   cfg.node.acknowledge_before_durable = flags.durability == "lease";
   if (cfg.node.acknowledge_before_durable && cfg.cluster.enabled()) {
     std::cerr << "leasehold server: --durability lease is for embedded mode only: cluster mode makes every "
                  "command durable in etcd before it is acknowledged (drop --durability or --etcd)\n";
-    set_exit_code(2);
+    set_exit_code(exit_code::kUsage);
     return;
   }
   cfg.protected_mode = flags.protected_mode == "yes";
@@ -112,27 +131,27 @@ void run_server(ServerFlags& flags) {
     std::uint16_t port = 0;
     if (Status s = server::parse_listen(cfg.http_listen, host, port); !s) {
       std::cerr << "leasehold server: --http-listen: " << s.message() << "\n";
-      set_exit_code(2);
+      set_exit_code(exit_code::kUsage);
       return;
     }
   }
   if (cfg.cluster.enabled() && cfg.cluster.advertise.empty()) cfg.cluster.advertise = flags.listen;
   if (Status s = server::validate_config(cfg); !s) {
     std::cerr << "leasehold server: " << s.message() << "\n";
-    set_exit_code(2);
+    set_exit_code(exit_code::kUsage);
     return;
   }
   std::signal(SIGPIPE, SIG_IGN);
 
   server::Server srv(cfg);
   if (Status s = srv.start(); !s) {
-    spdlog::critical("cannot start error=\"{}\"", s.to_string());
-    std::cerr << "leasehold server: " << s.to_string() << "\n";
-    set_exit_code(1);
+    // Once: the log goes to stderr too, so this line is the only report.
+    std::cerr << "leasehold server: cannot start: " << s.message() << "\n";
+    set_exit_code(start_failure_exit_code(s));
     return;
   }
   Status s = srv.run();
-  set_exit_code(s ? 0 : 1);
+  set_exit_code(s ? exit_code::kOk : exit_code::kInternal);
 }
 
 void register_server(CLI::App& app) {
@@ -219,7 +238,7 @@ void register_server(CLI::App& app) {
 
   cmd->callback([flags, cmd] {
     if (!flags->config_file.empty() && !apply_config_file(*cmd, flags->config_file)) {
-      set_exit_code(2);
+      set_exit_code(exit_code::kUsage);
       return;
     }
     run_server(*flags);

@@ -255,7 +255,7 @@ TEST(ClusterQuorumTest, UnreachableEtcdAtStartFailsCleanlyWithinTheBound) {
   const auto code = p->wait(20s);
   ASSERT_TRUE(code.has_value()) << "the server did not give up";
   const auto took = SteadyClock::now() - started;
-  EXPECT_EQ(*code, 1);
+  EXPECT_EQ(*code, 69);  // EX_UNAVAILABLE (common/exit_codes.h)
   EXPECT_LT(took, 15s);
   std::ifstream in(stderr_path);
   const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -155,7 +155,7 @@ TEST_F(LeaseMode, FencedValuesAreDurableBeforeTheyAreAcknowledged) {
 TEST_F(LeaseMode, ClusterModeRefusesIt) {
   auto refused = server_.run_to_exit(data(), {"--durability", "lease", "--etcd", "http://127.0.0.1:9"});
   ASSERT_TRUE(refused);
-  EXPECT_EQ(refused->code, 2);
+  EXPECT_EQ(refused->code, 64);  // EX_USAGE (common/exit_codes.h)
   EXPECT_NE(refused->stderr_text.find("--durability lease is for embedded mode only"), std::string::npos)
       << refused->stderr_text;
 }

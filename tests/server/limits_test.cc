@@ -60,14 +60,14 @@ TEST(ServerLimits, ImpossibleLimitsAreRefusedAtStart) {
   int i = 0;
   for (const auto& [flags, message] : cases) {
     const StartResult r = start_with(dir, "case" + std::to_string(i++), flags);
-    EXPECT_EQ(r.code, 2) << flags[0] << ": " << r.err;
+    EXPECT_EQ(r.code, 64) << flags[0] << ": " << r.err;  // EX_USAGE (common/exit_codes.h)
     EXPECT_NE(r.err.find("impossible limits: " + message), std::string::npos) << r.err;
   }
   // The same from a config file.
   const std::string config = dir.file("bad.toml");
   { std::ofstream(config) << "min-ttl-ms = 5000\nmax-ttl-ms = 100\n"; }
   const StartResult r = start_with(dir, "file", {"--config", config});
-  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.code, 64) << r.err;
   EXPECT_NE(r.err.find("--min-ttl-ms 5000 is above --max-ttl-ms 100"), std::string::npos) << r.err;
 }
 

@@ -141,7 +141,7 @@ TEST(ProtectedMode, RefusesAnOpenNonLoopbackListener) {
   Subprocess refused = run({}, "open");
   auto code = refused.wait(std::chrono::seconds(30));
   ASSERT_TRUE(code.has_value());
-  EXPECT_EQ(*code, 1);
+  EXPECT_EQ(*code, 64);  // a refused configuration: EX_USAGE (common/exit_codes.h)
   const std::string why = read_file(dir.file("open.stderr"));
   EXPECT_NE(why.find("protected mode: refusing to listen on 0.0.0.0"), std::string::npos) << why;
   EXPECT_NE(why.find("--protected-mode no"), std::string::npos) << why;
