@@ -20,17 +20,15 @@ namespace {
 
 std::string num(std::uint64_t v) { return std::to_string(v); }
 
+// "ttl_ms 0 is out of range: a session TTL must be between 100 and 3600000 ms
+// (--min-ttl-ms, --max-ttl-ms)": too low is kInvalidArgument, too high
+// kLimitExceeded.
 Reply check_ttl(const Limits& lim, std::uint64_t ttl_ms) {
-  if (ttl_ms == 0) return Reply::fail(ErrorCode::kInvalidArgument, "ttl_ms must be > 0");
-  if (ttl_ms < lim.min_ttl_ms) {
-    return Reply::fail(ErrorCode::kInvalidArgument,
-                       "ttl_ms " + num(ttl_ms) + " is under min_ttl_ms " + num(lim.min_ttl_ms));
-  }
-  if (ttl_ms > lim.max_ttl_ms) {
-    return Reply::fail(ErrorCode::kLimitExceeded,
-                       "ttl_ms " + num(ttl_ms) + " is over max_ttl_ms " + num(lim.max_ttl_ms));
-  }
-  return Reply::ok();
+  const std::uint64_t min = std::max<std::uint64_t>(lim.min_ttl_ms, 1);
+  if (ttl_ms >= min && ttl_ms <= lim.max_ttl_ms) return Reply::ok();
+  const std::string why = "ttl_ms " + num(ttl_ms) + " is out of range: a session TTL must be between " + num(min) +
+                          " and " + num(lim.max_ttl_ms) + " ms (--min-ttl-ms, --max-ttl-ms)";
+  return Reply::fail(ttl_ms < min ? ErrorCode::kInvalidArgument : ErrorCode::kLimitExceeded, why);
 }
 
 LossReason loss_reason(EndKind kind) {

@@ -96,7 +96,8 @@ Result<core::Command> parse_set_command(const Args& args) {
 }  // namespace
 
 Result<core::Command> parse_session_open(const Args& args) {
-  auto ttl = parse_uint(args[1], "ttl_ms", 1, UINT64_MAX);
+  // 0 parses: the state machine refuses it naming the allowed TTL range.
+  auto ttl = parse_uint(args[1], "ttl_ms", 0, UINT64_MAX);
   if (!ttl) return ttl.status();
   core::OpenSession body;
   body.ttl_ms = *ttl;

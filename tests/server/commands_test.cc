@@ -93,6 +93,10 @@ TEST_F(Commands, Sessions) {
   // Errors.
   EXPECT_EQ(c_.call({"SESSION.OPEN", "abc"}).str, "ERR ttl_ms is not an integer or out of range");
   EXPECT_EQ(c_.call({"SESSION.OPEN", "1"}).str.rfind("ERR", 0), 0u) << "below min TTL";
+  // 0 is a number: the reply names the allowed range, not "not an integer".
+  const std::string zero = c_.call({"SESSION.OPEN", "0"}).str;
+  EXPECT_EQ(zero.rfind("ERR ttl_ms 0 is out of range: a session TTL must be between ", 0), 0u) << zero;
+  EXPECT_NE(zero.find(" ms (--min-ttl-ms, --max-ttl-ms)"), std::string::npos) << zero;
   EXPECT_EQ(c_.call({"SESSION.OPEN", "1000", "OWNER"}).str.rfind("ERR syntax error", 0), 0u);
   EXPECT_EQ(c_.call({"SESSION.OPEN", "1000", "OWNER", std::string(300, 'o')}).str.rfind("LIMIT", 0), 0u);
   EXPECT_EQ(c_.call({"SESSION.KEEPALIVE", "-1"}).str, "ERR session is not an integer or out of range");
