@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <exception>
@@ -13,25 +14,67 @@
 
 namespace leasehold::cli {
 
+namespace {
+// The --timeout text of this process's command, for report() (see header).
+std::string g_timeout_text;  // NOLINT: one command per process
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+}  // namespace
+
 Result<client::Millis> parse_duration(std::string_view text) {
   auto bad = [&](std::string_view why) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "bad duration '" + std::string(text) + "': " + std::string(why));
+    return Status(ErrorCode::kInvalidArgument, "bad duration '" + std::string(text) + "': " + std::string(why) +
+                                                   " (examples: 500ms, 1.5s, 10s, 2m, 1h)");
   };
-  std::size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0) return bad("expected a number and a unit, like 500ms, 10s, 2m");
+  if (text == "0") return client::Millis(0);
+  std::size_t pos = 0;
+  while (pos < text.size() && is_digit(text[pos])) ++pos;
+  const std::string_view whole = text.substr(0, pos);
+  std::string_view fraction;
+  if (pos < text.size() && text[pos] == '.') {
+    const std::size_t from = ++pos;
+    while (pos < text.size() && is_digit(text[pos])) ++pos;
+    fraction = text.substr(from, pos - from);
+    if (fraction.empty()) return bad("expected digits after the '.'");
+  }
+  if (whole.empty()) {
+    if (!text.empty() && text[0] == '-') return bad("negative durations are not allowed");
+    return bad("expected a number and a unit");
+  }
+  if (whole.size() > 10 || fraction.size() > 6) return bad("number out of range");
   std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + digits, value);
-  if (ec != std::errc{} || value > 1'000'000'000) return bad("number out of range");
-  const std::string_view unit = text.substr(digits);
+  std::from_chars(whole.data(), whole.data() + whole.size(), value);
+  if (value > 1'000'000'000) return bad("number out of range");
+  const std::string_view unit = text.substr(pos);
   std::int64_t scale = 0;
   if (unit == "ms") scale = 1;
   else if (unit == "s") scale = 1000;
   else if (unit == "m") scale = 60'000;
   else if (unit == "h") scale = 3'600'000;
-  else return bad(unit.empty() ? "add a unit: ms, s, m or h" : "unknown unit (use ms, s, m, h)");
-  return client::Millis(value * scale);
+  else return bad(unit.empty() ? "add a unit: ms, s, m or h" : "unknown unit '" + std::string(unit) + "' (use ms, s, m, h)");
+  std::int64_t frac_value = 0;
+  std::int64_t frac_scale = 1;
+  for (char c : fraction) {
+    frac_value = frac_value * 10 + (c - '0');
+    frac_scale *= 10;
+  }
+  if ((frac_value * scale) % frac_scale != 0) return bad("not a whole number of milliseconds");
+  return client::Millis(value * scale + frac_value * scale / frac_scale);
+}
+
+CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
+  const std::string want = fmt::format("(a whole number from {} to {})", min, max);
+  return CLI::Validator(
+      [min, max, want](std::string& text) -> std::string {
+        if (text.empty()) return "empty value " + want;
+        if (text[0] == '-') return "'" + text + "' is negative " + want;
+        if (!std::all_of(text.begin(), text.end(), is_digit)) return "'" + text + "' is not a number " + want;
+        std::uint64_t v = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc{} || v < min || v > max) return "'" + text + "' is out of range " + want;
+        return "";
+      },
+      fmt::format("UINT:{}..{}", min, max));
 }
 
 void add_common_options(CLI::App& cmd, CommonOptions& options, bool with_json) {
@@ -79,6 +122,7 @@ Result<std::shared_ptr<client::Client>> make_client(const CommonOptions& options
   auto timeout = parse_duration(options.timeout);
   if (!timeout) return timeout.status();
   if (timeout->count() <= 0) return Status(ErrorCode::kInvalidArgument, "--timeout must be > 0");
+  g_timeout_text = options.timeout;
   client::ClientOptions co;
   co.endpoints = std::move(*endpoints);
   co.call_timeout = *timeout;
@@ -117,6 +161,11 @@ int report(std::string_view command, const Status& status) {
   for (char& c : message) {
     if (c == '\n' || c == '\r') c = ' ';
   }
+  const bool no_answer = status.code() == ErrorCode::kUnreachable || status.code() == ErrorCode::kTimedOut;
+  if (no_answer && !g_timeout_text.empty() && message.find("timed out") != std::string::npos) {
+    message = "request timed out after " + g_timeout_text + " (--timeout " + g_timeout_text +
+              "; the server may be busy or paused, or try a longer --timeout): " + message;
+  }
   std::cerr << "leasehold " << command << ": " << message << "\n";
   return exit_code_for(status);
 }
@@ -138,56 +187,6 @@ std::string human_duration(client::Millis ms) {
   if (v < 60'000) return fmt::format("{:.1f}s", static_cast<double>(v) / 1000.0);
   if (v < 3'600'000) return fmt::format("{}m{:02}s", v / 60'000, (v / 1000) % 60);
   return fmt::format("{}h{:02}m", v / 3'600'000, (v / 60'000) % 60);
-}
-
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
-
-std::string lock_json(const client::LockInfo& lock) {
-  std::string out = fmt::format(
-      "{{\"name\":{},\"mode\":\"{}\",\"limit\":{},\"last_token\":{},\"delay_ms\":{},"
-      "\"holders\":[",
-      json_string(lock.name), client::lock_mode_name(lock.mode), lock.limit, lock.last_token,
-      lock.delay_remaining.count());
-  for (std::size_t i = 0; i < lock.holders.size(); ++i) {
-    const auto& h = lock.holders[i];
-    out += fmt::format("{}{{\"session\":{},\"owner\":{},\"token\":{},\"held_ms\":{}}}",
-                       i ? "," : "", h.session, json_string(h.owner), h.token, h.held.count());
-  }
-  out += "],\"waiters\":[";
-  for (std::size_t i = 0; i < lock.waiters.size(); ++i) {
-    const auto& w = lock.waiters[i];
-    out += fmt::format("{}{{\"session\":{},\"owner\":{},\"mode\":\"{}\",\"waited_ms\":{}}}",
-                       i ? "," : "", w.session, json_string(w.owner),
-                       client::lock_mode_name(w.mode), w.waited.count());
-  }
-  out += "]}";
-  return out;
-}
-
-std::string session_json(const client::SessionInfo& s) {
-  return fmt::format(
-      "{{\"id\":{},\"owner\":{},\"ttl_ms\":{},\"remaining_ms\":{},\"held\":{},"
-      "\"waiting\":{}}}",
-      s.id, json_string(s.owner), s.ttl.count(), s.remaining.count(), s.held, s.waiting);
 }
 
 }  // namespace leasehold::cli

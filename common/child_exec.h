@@ -9,6 +9,11 @@
 // default action and an empty signal mask (async-signal-safe).
 // exit_code_of: a waitpid() status as a shell would show it (the exit code,
 // or 128 + the signal), `otherwise` for anything else.
+// find_command: whether `command` can be run as execvp would find it (a
+// path with a '/' as it is, else each $PATH directory): OK, kNotFound
+// ("command 'x' not found in PATH" / "'./x': No such file or directory") or
+// kIoError ("'x': Permission denied"). A check before starting, not a
+// promise: the file may change before exec.
 // Thread-safety: plan_exec reads `environ`; the rest has no state.
 #pragma once
 
@@ -16,6 +21,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "leasehold/status.h"
 
 namespace leasehold::proc {
 
@@ -32,5 +39,7 @@ ExecPlan plan_exec(const std::vector<std::string>& argv,
 void reset_signals_in_child(std::initializer_list<int> signals);
 
 int exit_code_of(int wait_status, int otherwise);
+
+Status find_command(const std::string& command);
 
 }  // namespace leasehold::proc

@@ -7,6 +7,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -25,7 +27,10 @@ void give_terminal(pid_t pgid) {
   ::sigprocmask(SIG_SETMASK, &old, nullptr);
 }
 
-[[noreturn]] void exec_in_child(const ExecPlan& plan, pid_t parent, int pdeath_signal, bool foreground) {
+// `error_fd`: the write end of a close-on-exec pipe; exec failing writes
+// its errno there (a successful exec closes it).
+[[noreturn]] void exec_in_child(const ExecPlan& plan, pid_t parent, int pdeath_signal, bool foreground,
+                                int error_fd) {
   ::setpgid(0, 0);
   if (foreground) give_terminal(::getpid());
   reset_signals_in_child({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU});
@@ -35,9 +40,21 @@ void give_terminal(pid_t pgid) {
   }
   ::execvpe(plan.argv[0], plan.argv.data(), plan.envp.data());
   const int err = errno;
-  static const char kMsg[] = "leasehold: cannot run the command\n";
-  [[maybe_unused]] auto n = ::write(STDERR_FILENO, kMsg, sizeof kMsg - 1);
+  [[maybe_unused]] auto n = ::write(error_fd, &err, sizeof err);
   ::_exit(err == ENOENT ? 127 : 126);
+}
+
+// The errno the child wrote to `fd`, or 0 once exec succeeded (EOF).
+int read_exec_errno(int fd) {
+  int err = 0;
+  std::size_t got = 0;
+  while (got < sizeof err) {
+    const ssize_t r = ::read(fd, reinterpret_cast<char*>(&err) + got, sizeof err - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return 0;
+    got += static_cast<std::size_t>(r);
+  }
+  return err;
 }
 
 }  // namespace
@@ -47,9 +64,27 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::start(const ExecPlan& plan, 
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   const bool foreground = ::isatty(STDIN_FILENO) == 1 && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
   const pid_t parent = ::getpid();
+  int error_pipe[2];
+  if (::pipe2(error_pipe, O_CLOEXEC) != 0) return Status(ErrorCode::kIoError, std::string("pipe: ") + std::strerror(errno));
   const pid_t pid = ::fork();
-  if (pid < 0) return Status(ErrorCode::kIoError, std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) exec_in_child(plan, parent, pdeath_signal, foreground);
+  if (pid < 0) {
+    const int err = errno;
+    ::close(error_pipe[0]);
+    ::close(error_pipe[1]);
+    return Status(ErrorCode::kIoError, std::string("fork: ") + std::strerror(err));
+  }
+  if (pid == 0) exec_in_child(plan, parent, pdeath_signal, foreground, error_pipe[1]);
+  ::close(error_pipe[1]);
+  const int exec_errno = read_exec_errno(error_pipe[0]);
+  ::close(error_pipe[0]);
+  if (exec_errno != 0) {
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (foreground) give_terminal(::getpgrp());
+    return Status(exec_errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIoError,
+                  "cannot run '" + std::string(plan.argv[0]) + "': " + std::strerror(exec_errno));
+  }
   // Also here, so that a signal sent right after start() reaches the group.
   // EACCES (the child already ran exec) means it did it itself.
   ::setpgid(pid, pid);

@@ -16,8 +16,10 @@
 // SIGKILL to the whole group once `grace` has passed. Processes that left the
 // group (setsid / setpgid, e.g. daemons) are out of its reach.
 //
-// Errors: start() returns kIoError when fork fails; an exec failure is the
-// child's exit code (127 not found, 126 cannot run).
+// Errors: start() returns kIoError when fork or pipe fails; when exec fails
+// (the child reports its errno through a close-on-exec pipe and is reaped),
+// kNotFound for ENOENT, else kIoError, both naming the command and the OS
+// error: "cannot run 'cmd': No such file or directory".
 // Thread-safety: one owner thread. The destructor does not stop the group.
 #pragma once
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "client/cli_support.h"
+#include "tools/cli_json.h"
 #include "tools/registry.h"
 #include "tools/subcommands.h"
 
@@ -48,16 +49,8 @@ int run_history(const HistoryArgs& a) {
   if (!entries) return cli::report("history", entries.status());
   if (a.common.json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& e : *entries) {
-      nlohmann::json j = {{"id", e.id},         {"time_ms", e.time_ms}, {"log_index", e.log_index},
-                          {"event", e.event},   {"lock", e.lock},       {"session", e.session},
-                          {"owner", e.owner},   {"token", e.token},     {"reason", e.reason}};
-      if (e.wait_ms >= 0) j["wait_ms"] = e.wait_ms;
-      if (e.hold_ms >= 0) j["hold_ms"] = e.hold_ms;
-      if (e.event == "lock-delay") j["delay_ms"] = e.delay_ms;
-      out.push_back(std::move(j));
-    }
-    std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    for (const auto& e : *entries) out.push_back(cli::history_json(e));
+    std::cout << cli::dump(out) << "\n";
     return cli::kExitOk;
   }
   if (entries->empty()) {
@@ -80,7 +73,7 @@ void register_history(CLI::App& app) {
   auto* cmd = app.add_subcommand("history", "Audit history of a lock: grants, releases, expiries, revokes, kills");
   cmd->add_option("name", args->name, "Lock name")->required();
   cmd->add_option("--count", args->count, "At most this many records, newest first")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{10'000}))
+      ->check(cli::whole_number(1, 10'000))
       ->capture_default_str();
   cli::add_common_options(*cmd, args->common, true);
   cmd->callback([args] {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "client/cli_support.h"
+#include "tools/cli_json.h"
 #include "tools/registry.h"
 #include "tools/subcommands.h"
 
@@ -31,7 +32,7 @@ int run_info(const InfoArgs& a) {
   }
   const client::LockInfo& lock = **info;
   if (a.common.json) {
-    std::cout << cli::lock_json(lock) << "\n";
+    std::cout << cli::dump(cli::lock_json(lock)) << "\n";
     return cli::kExitOk;
   }
   std::cout << "lock:       " << lock.name << "\n"

@@ -2,8 +2,11 @@
 // lock. CMD sees LEASEHOLD_LOCK, LEASEHOLD_TOKEN, LEASEHOLD_SESSION and
 // LEASEHOLD_ENDPOINT. CMD runs in its own process group; if the lease is lost
 // the whole group gets SIGTERM, then SIGKILL after --grace, and the lock is
-// released only when no process of the group is left. Exit status: CMD's own (128+signal if it was killed), or
-// 75 not acquired, 76 lost, 64 usage, 69 unreachable (see docs/client.md).
+// released only when no process of the group is left. While it waits, a
+// progress line on a terminal names the holder (tools/lock_progress.h).
+// Exit status: CMD's own (128+signal if it was killed), or 75 not acquired,
+// 76 lost, 64 usage, 69 unreachable, 126/127 CMD cannot run / not found
+// (common/exit_codes.h, docs/client.md).
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -22,6 +25,7 @@
 #include "common/process_group.h"
 #include "leasehold/lock_guard.h"
 #include "leasehold/session.h"
+#include "tools/lock_progress.h"
 #include "tools/registry.h"
 #include "tools/subcommands.h"
 
@@ -120,6 +124,11 @@ int run_lock(LockArgs& a) {
   if (a.command.empty()) {
     return cli::report("lock", Status(ErrorCode::kInvalidArgument, "no command given (use -- CMD ARGS...)"));
   }
+  // Before taking the lock: a command that cannot run should not wait for it.
+  if (Status runnable = proc::find_command(a.command[0]); !runnable) {
+    std::cerr << "leasehold lock: " << runnable.message() << "\n";
+    return runnable.code() == ErrorCode::kNotFound ? cli::kExitNotFound : cli::kExitCannotRun;
+  }
   auto client = cli::make_client(a.common, "leasehold-lock");
   if (!client) return cli::report("lock", client.status());
 
@@ -137,12 +146,17 @@ int run_lock(LockArgs& a) {
     lo.mode = client::LockMode::kSemaphore;
     lo.limit = a.limit;
   }
-  auto guard = wait->count() == 0 ? client::LockGuard::try_acquire(**session, a.name, lo)
-                                  : client::LockGuard::acquire(**session, a.name, *wait, lo);
+  auto guard = [&] {
+    if (wait->count() == 0) return client::LockGuard::try_acquire(**session, a.name, lo);
+    WaitProgress progress(*client, a.name);  // a line on a terminal while waiting
+    return client::LockGuard::acquire(**session, a.name, *wait, lo);
+  }();
   if (!guard) {
     const Status& st = guard.status();
     if (st.code() == ErrorCode::kTimedOut || st.code() == ErrorCode::kWouldBlock) {
-      std::cerr << "leasehold lock: lock '" << a.name << "' not acquired within " << a.wait << "\n";
+      std::cerr << "leasehold lock: lock '" << a.name << "' not acquired "
+                << (wait->count() == 0 ? std::string("(tried once, --wait 0)") : "within " + a.wait) << ": "
+                << describe_holders_now(**client, a.name) << "\n";
       return cli::kExitNotAcquired;
     }
     return cli::report("lock", st);
@@ -155,7 +169,13 @@ int run_lock(LockArgs& a) {
   install_forwarding();
   // SIGTERM to CMD if `leasehold lock` dies (even by kill -9): its lease will lapse.
   auto group = proc::ProcessGroup::start(plan, SIGTERM);
-  if (!group) return cli::report("lock", group.status());
+  if (!group) {
+    std::cerr << "leasehold lock: " << group.status().message() << "\n";
+    const int code = group.status().code() == ErrorCode::kNotFound ? cli::kExitNotFound : cli::kExitCannotRun;
+    (void)guard->release();
+    (void)(*session)->close();
+    return code;
+  }
   const Outcome outcome = supervise(**group, *guard, *grace);
   const bool lost = outcome.lost;
   const int wstatus = outcome.wait_status;
@@ -179,15 +199,15 @@ void register_lock(CLI::App& app) {
   cmd->add_option("name", args->name, "Lock name")->required();
   cmd->add_option("command", args->command, "The command and its arguments, after --")
       ->required();
-  cmd->add_option("--ttl", args->ttl, "Session TTL: how soon a dead holder's lock frees")
+  cmd->add_option("--ttl", args->ttl, "Session TTL: how soon a dead holder's lock frees (10s, 1.5s, 2m)")
       ->capture_default_str();
-  cmd->add_option("--wait", args->wait, "How long to wait for the lock (0: try once)")
+  cmd->add_option("--wait", args->wait, "How long to wait for the lock (0: try once; 500ms, 1.5s, 2m)")
       ->capture_default_str();
   cmd->add_option("--grace", args->grace, "After a loss: SIGTERM, then SIGKILL after this")
       ->capture_default_str();
   auto* shared = cmd->add_flag("--shared", args->shared, "Take the lock in shared (reader) mode");
   cmd->add_option("--limit", args->limit, "Semaphore: at most N holders")
-      ->check(CLI::Range(1u, 1'000'000u))
+      ->check(cli::whole_number(1, 1'000'000))
       ->excludes(shared);
   cli::add_common_options(*cmd, args->common, false);
   cmd->callback([args] {

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "client/cli_support.h"
+#include "tools/cli_json.h"
 #include "tools/registry.h"
 #include "tools/subcommands.h"
 
@@ -40,7 +42,7 @@ int run_list(const cli::CommonOptions& opts) {
     after = page->back().id;
     for (const auto& s : *page) {
       if (opts.json) {
-        out += (printed ? "," : "") + cli::session_json(s);
+        out += (printed ? "," : "") + cli::dump(cli::session_json(s));
       } else {
         out += fmt::format("{:>12} {:>9} {:>10} {:>5} {:>7}  {}\n", s.id, cli::human_duration(s.ttl),
                            cli::human_duration(s.remaining), s.held, s.waiting,
@@ -78,7 +80,11 @@ void register_session(CLI::App& app) {
     cli::run_command("session list", [&] { return run_list(args->list_opts); }, &set_exit_code);
   });
   auto* kill = cmd->add_subcommand("kill", "Expire a session now (its locks are freed)");
-  kill->add_option("id", args->id, "Session id")->required();
+  // A string checked as a whole number first: "-5" is refused as negative
+  // instead of wrapping around to 18446744073709551611.
+  kill->add_option("id", args->id, "Session id (a whole number, from `session list`)")
+      ->required()
+      ->check(cli::whole_number(1, UINT64_MAX));
   cli::add_common_options(*kill, args->kill_opts, false);
   kill->callback([args] {
     cli::run_command("session kill", [&] { return run_kill(args->kill_opts, args->id); },

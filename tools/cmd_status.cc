@@ -9,6 +9,8 @@
 #include <string>
 
 #include "client/cli_support.h"
+#include "common/text_encoding.h"
+#include "tools/cli_json.h"
 #include "tools/registry.h"
 #include "tools/subcommands.h"
 
@@ -32,12 +34,16 @@ int run_status(const cli::CommonOptions& opts) {
   if (!text) return cli::report("status", text.status());
   const client::ServerInfo info = client::parse_info(*text);
   if (opts.json) {
-    std::string out = "{\"endpoint\":" + cli::json_string((*client)->current_endpoint());
+    nlohmann::json out = {{"endpoint", (*client)->current_endpoint()}};
     for (const auto& [k, v] : info.fields) {
-      if (k == "#") continue;
-      out += "," + cli::json_string(k) + ":" + (all_digits(v) ? v : cli::json_string(v));
+      if (k == "#" || !text::is_valid_utf8(k)) continue;
+      if (all_digits(v) && v.size() < 19) {
+        out[k] = std::stoll(v);
+      } else {
+        cli::put_text(out, k, v);
+      }
     }
-    std::cout << out << "}\n";
+    std::cout << cli::dump(out) << "\n";
     return cli::kExitOk;
   }
   std::cout << "endpoint: " << (*client)->current_endpoint() << "\n";

@@ -1,11 +1,14 @@
 // The one `leasehold` binary: every subcommand registers itself here.
+// Exit codes: common/exit_codes.h (a usage error is 64 for every subcommand).
 #include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
 
+#include "common/exit_codes.h"
 #include "tools/subcommands.h"
+#include "tools/usage_errors.h"
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
@@ -19,8 +22,10 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // Usage errors: one line on stderr, exit 64 (EX_USAGE), like every
     // other usage error of the leasehold subcommands.
-    std::cerr << "leasehold: " << e.what() << " (see --help)\n";
-    return 64;
+    std::string message = leasehold::tools::explain_parse_error(app, e, argc, argv);
+    if (message.empty()) message = e.what();
+    std::cerr << "leasehold: " << message << " (see --help)\n";
+    return leasehold::exit_code::kUsage;
   }
   return leasehold::tools::exit_code();
 }

@@ -57,17 +57,27 @@ TEST(Endpoint, ParsesLists) {
   EXPECT_FALSE(parse_endpoints("a:1,b").is_ok());
 }
 
-TEST(Duration, AcceptsUnitsRejectsTheRest) {
+TEST(Duration, AcceptsUnitsAndWholeMillisecondFractionsRejectsTheRest) {
   EXPECT_EQ(*cli::parse_duration("500ms"), Millis(500));
   EXPECT_EQ(*cli::parse_duration("10s"), Millis(10'000));
   EXPECT_EQ(*cli::parse_duration("2m"), Millis(120'000));
   EXPECT_EQ(*cli::parse_duration("1h"), Millis(3'600'000));
   EXPECT_EQ(*cli::parse_duration("0s"), Millis(0));
-  for (const char* bad : {"", "10", "s", "-1s", "1.5s", "10 s", "10sec", "99999999999s"}) {
+  EXPECT_EQ(*cli::parse_duration("0"), Millis(0));  // --wait 0: try once
+  EXPECT_EQ(*cli::parse_duration("1.5s"), Millis(1500));
+  EXPECT_EQ(*cli::parse_duration("0.25s"), Millis(250));
+  EXPECT_EQ(*cli::parse_duration("1.5m"), Millis(90'000));
+  EXPECT_EQ(*cli::parse_duration("2.0ms"), Millis(2));
+  for (const char* bad : {"", "10", "s", "-1s", "10 s", "10sec", "99999999999s", "0.5ms", "1.s", ".5s",
+                          "1.0001s", "1e3ms", "00"}) {
     auto d = cli::parse_duration(bad);
     ASSERT_FALSE(d.is_ok()) << bad;
     EXPECT_EQ(d.status().code(), ErrorCode::kInvalidArgument) << bad;
+    EXPECT_NE(d.status().message().find("examples: 500ms, 1.5s"), std::string::npos) << d.status().message();
   }
+  EXPECT_NE(cli::parse_duration("-5s").status().message().find("negative"), std::string::npos);
+  EXPECT_NE(cli::parse_duration("0.5ms").status().message().find("whole number of milliseconds"),
+            std::string::npos);
 }
 
 TEST(ErrorReply, MapsEveryProtocolPrefix) {
@@ -183,10 +193,6 @@ TEST(ClientOptions, CreateValidates) {
   o.endpoints = {{"127.0.0.1", 1}};
   o.call_timeout = Millis(0);
   EXPECT_EQ(Client::create(o).status().code(), ErrorCode::kInvalidArgument);
-}
-
-TEST(Json, EscapesControlCharacters) {
-  EXPECT_EQ(cli::json_string("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
 }
 
 }  // namespace
