@@ -162,9 +162,17 @@ int report(std::string_view command, const Status& status) {
     if (c == '\n' || c == '\r') c = ' ';
   }
   const bool no_answer = status.code() == ErrorCode::kUnreachable || status.code() == ErrorCode::kTimedOut;
-  if (no_answer && !g_timeout_text.empty() && message.find("timed out") != std::string::npos) {
-    message = "request timed out after " + g_timeout_text + " (--timeout " + g_timeout_text +
-              "; the server may be busy or paused, or try a longer --timeout): " + message;
+  const bool ran_out = message.find("timed out") != std::string::npos ||
+                       message.find("before the deadline") != std::string::npos;  // client/connection.cc
+  if (no_answer && !g_timeout_text.empty() && ran_out) {
+    // Not "no server reachable": something answered the connect, or might
+    // have with more time. Keep only the detail of client_core's wrapper.
+    constexpr std::string_view kWrapper = "no leasehold server reachable (";
+    if (message.rfind(kWrapper, 0) == 0 && message.back() == ')') {
+      message = message.substr(kWrapper.size(), message.size() - kWrapper.size() - 1);
+    }
+    message = "request timed out after " + g_timeout_text + " (--timeout; the server may be busy or paused): " +
+              message;
   }
   std::cerr << "leasehold " << command << ": " << message << "\n";
   return exit_code_for(status);
