@@ -1,7 +1,8 @@
 // `leasehold completion bash|zsh`: the scripts are generated from the CLI11
 // definitions; bash sources the script without a word on stderr, registers
 // it (`complete -p`), and its function completes subcommands, nested
-// subcommands, options and command names after `--`.
+// subcommands, options and command names after `--`; zsh (when installed)
+// loads the script after compinit and offers the same words.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -92,6 +93,22 @@ TEST_F(Completion, ZshScriptDefinesTheFunction) {
                                 "' completion zsh) && (( $+functions[_leasehold] )) && echo ${_comps[leasehold]}");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "_leasehold\n") << r.err;
+  // What _leasehold hands to zsh's completion system, with _describe,
+  // _files and _command_names replaced by stubs that print their input.
+  ShellRun offered = shell(
+      "zsh", "autoload -U compinit && compinit -u && source <('" + leasehold_binary() + "' completion zsh)\n"
+             "_describe() { local -a arr; arr=(\"${(@P)4}\"); print -r -- \"${(j: :)${arr[@]%%:*}}\"; }\n"
+             "_files() { print files; }\n"
+             "_command_names() { print commands; }\n"
+             "words=(leasehold session ''); CURRENT=3; _leasehold\n"
+             "words=(leasehold locks --ol); CURRENT=3; _leasehold\n"
+             "words=(leasehold lock --ttl ''); CURRENT=4; _leasehold\n"
+             "words=(leasehold lock name -- ''); CURRENT=5; _leasehold\n");
+  EXPECT_EQ(offered.code, 0) << offered.err;
+  const auto lines = offered.out;
+  EXPECT_EQ(lines.substr(0, lines.find('\n')), "list kill") << lines;
+  EXPECT_NE(lines.find(" --older-than "), std::string::npos) << lines;
+  EXPECT_NE(lines.find("\nfiles\ncommands\n"), std::string::npos) << lines;
 }
 
 }  // namespace
