@@ -11,11 +11,12 @@ namespace leasehold::exit_code {
 
 inline constexpr int kOk = 0;
 // The request reached the server and was refused: no such lock or session,
-// not the holder, a limit, a wrong password.
+// not the holder, a limit.
 inline constexpr int kFailed = 1;
 // EX_USAGE: unknown subcommand or flag, a flag value that does not parse
 // (number, duration, address such as a bad --listen), a bad config file,
-// server limits that cannot work together.
+// server limits that cannot work together; client: credentials the server
+// refuses (a wrong password, an untrusted certificate).
 inline constexpr int kUsage = 64;
 // EX_UNAVAILABLE: client: no server reachable, or no answer within
 // --timeout; server: cannot start because something it needs is taken or
