@@ -35,7 +35,7 @@ void collect(const CLI::App& app, const std::string& path, std::vector<Level>& o
   level.path = path;
   for (const CLI::App* sub : visible_subcommands(app)) level.subcommands.push_back({sub->get_name(), sub->get_description()});
   for (const CLI::Option* opt : app.get_options([](const CLI::Option*) { return true; })) {
-    if (opt->get_positional()) continue;
+    if (opt->get_positional() || opt->get_group().empty()) continue;  // hidden options too
     std::vector<std::string> names;
     for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
     for (const auto& s : opt->get_snames()) names.push_back("-" + s);

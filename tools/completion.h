@@ -5,7 +5,8 @@
 // They complete subcommands (nested: `session list`), the options of the
 // subcommand being typed (with their descriptions in zsh), file names after
 // an option that takes a value, and after `--` (in `lock NAME -- CMD`) a
-// command name, then file names. Hidden subcommands (group "") are left out.
+// command name, then file names. Hidden subcommands and options (group "")
+// are left out.
 // Thread-safety: reads `root` only.
 #pragma once
 
