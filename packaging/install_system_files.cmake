@@ -25,3 +25,5 @@ file(INSTALL DESTINATION ${leasehold_unit_dir} TYPE FILE PERMISSIONS OWNER_READ 
      FILES ${leasehold_unit_tmp})
 file(INSTALL DESTINATION ${leasehold_etc}/leasehold TYPE FILE PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
      FILES ${LEASEHOLD_PACKAGING_DIR}/leasehold.conf)
+get_filename_component(leasehold_unit_tmp_dir ${leasehold_unit_tmp} DIRECTORY)
+file(REMOVE_RECURSE ${leasehold_unit_tmp_dir})
