@@ -40,7 +40,7 @@ build: deps-test
 build-run: deps
 	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DLEASEHOLD_BUILD_TESTS=OFF -DLEASEHOLD_BUILD_BENCH=OFF >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS) --target leasehold leasehold_man
+	@cmake --build $(BUILD) -j $(JOBS) --target leasehold leasehold_extras
 
 build-asan: deps-test
 	@cmake -S . -B $(BUILD_ASAN) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Debug -DLEASEHOLD_SANITIZE=ON >/dev/null

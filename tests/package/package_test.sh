@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # package_test.sh tree|deb BUILD_DIR SOURCE_DIR VERSION (tests/package/CMakeLists.txt)
 #   tree: cmake --install into a temp prefix; checks the installed files, that
-#         nothing is written outside the prefix, `leasehold version`, the man
-#         page, the unit, the example config (a real server starts with it) and
+#         nothing is written outside the prefix, `leasehold version`, the shell
+#         completions (when the binary has them), the man page, the unit, the example config (a real server starts with it) and
 #         a consumer project built with find_package(leasehold) and with
 #         pkg-config, run against that server.
 #   deb:  cpack -G DEB into a temp dir; checks the control fields (Depends from
@@ -65,6 +65,23 @@ check_version() {  # check_version BINARY
   [[ $out == "leasehold $version" ]] || fail "$1 version printed '$out', expected 'leasehold $version'"
 }
 
+# check_completions BINARY ROOT/share: with a `completion` subcommand the bash
+# and zsh completions are installed (and equal its output); without, none.
+check_completions() {
+  local bin=$1 share=$2
+  local bash_file=$share/bash-completion/completions/leasehold zsh_file=$share/zsh/vendor-completions/_leasehold
+  if "$bin" --help | grep -q '^  completion '; then
+    need_file "$bash_file"
+    need_file "$zsh_file"
+    bash -n "$bash_file" || fail "$bash_file: bash syntax"
+    cmp -s "$bash_file" <("$bin" completion bash) || fail "$bash_file differs from leasehold completion bash"
+    cmp -s "$zsh_file" <("$bin" completion zsh) || fail "$zsh_file differs from leasehold completion zsh"
+    echo "shell completions installed"
+  else
+    [[ ! -e $bash_file && ! -e $zsh_file ]] || fail "completions installed, but the binary has no completion subcommand"
+  fi
+}
+
 # Every key of the example config (commented out or not) is a server flag.
 check_config_keys() {  # check_config_keys CONFIG BINARY
   local help key n=0
@@ -91,6 +108,7 @@ if [[ $mode == tree ]]; then
   outside=$(sed -n 's/^-- \(Installing\|Up-to-date\): //p' "$tmp/install.log" | grep -v "^$prefix/" || true)
   [[ -z $outside ]] || fail "installed outside the prefix: $outside"
   check_version "$prefix/bin/leasehold"
+  check_completions "$prefix/bin/leasehold" "$prefix/share"
 
   step "man page"
   zcat "$prefix/share/man/man1/leasehold.1.gz" >"$tmp/leasehold.1"
@@ -196,6 +214,7 @@ grep -qxF "ExecStart=/usr/bin/leasehold server --config /etc/leasehold/leasehold
   "$tmp/root/lib/systemd/system/leasehold.service" || fail "the packaged unit's ExecStart"
 if readelf -S "$tmp/root/usr/bin/leasehold" | grep -q '\.debug_info'; then fail "the packaged binary is not stripped"; fi
 check_version "$tmp/root/usr/bin/leasehold"
+check_completions "$tmp/root/usr/bin/leasehold" "$tmp/root/usr/share"
 check_config_keys "$tmp/root/etc/leasehold/leasehold.conf" "$tmp/root/usr/bin/leasehold"
 
 if [[ ${LEASEHOLD_PACKAGE_TEST_DPKG_INSTALL:-0} != 1 || $(id -u) != 0 ]]; then
