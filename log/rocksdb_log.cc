@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/assert.h"
+#include "common/unsafe_test_faults.h"
 #include "log/log_format.h"
 #include "log/snapshot_file.h"
 
@@ -231,7 +232,9 @@ Result<LogIndex> RocksLog::do_append(const std::string& batch) {
   LEASEHOLD_ASSERT(index > snapshot_.load(), "append at {} at or below the snapshot at {}", index,
                    snapshot_.load());
   rocksdb::WriteOptions wo;
-  wo.sync = true;
+  // UNSAFE TEST FAULT ack-before-fsync (common/unsafe_test_faults.h): the
+  // entry stays in the page cache, and the caller answers as if durable.
+  wo.sync = !unsafe::enabled(unsafe::TestFault::kAckBeforeFsync);
   const auto started = std::chrono::steady_clock::now();
   const rocksdb::Status s = db_->Put(wo, encode_entry_key(index), encode_entry_value(index, batch));
   if (s.ok() && options_.on_synced_write) options_.on_synced_write(std::chrono::steady_clock::now() - started);
