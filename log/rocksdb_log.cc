@@ -2,6 +2,7 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -240,6 +241,10 @@ Result<LogIndex> RocksLog::do_append(const std::string& batch) {
   if (s.ok() && options_.on_synced_write) options_.on_synced_write(std::chrono::steady_clock::now() - started);
   if (!s.ok()) {
     failed_ = from_rocks(s, "write " + describe_entry(index) + " to " + db_dir());
+    // Never retried (a failed fsync may have lost the page cache's copy, as
+    // PostgreSQL learned): the node stops taking writes until a restart.
+    spdlog::critical("the log failed and takes no more writes until the server is restarted error=\"{}\"",
+                     failed_.message());
     return Status(ErrorCode::kIoError, failed_.message());
   }
   if (first_.load() == 0) first_ = index;
