@@ -230,6 +230,13 @@ void FaultProxy::Impl::run() {
     }
     const auto timeout = std::chrono::ceil<std::chrono::milliseconds>(std::max(wake - now, ProxyClock::duration(0)));
     if (::poll(fds.data(), fds.size(), static_cast<int>(timeout.count())) < 0 && errno != EINTR) return;
+    {
+      // Bytes and connections that arrived during poll() obey the config of
+      // now: a change made before they were sent must apply to them.
+      std::lock_guard lock(mu);
+      if (stop) return;
+      cfg = config;
+    }
     now = ProxyClock::now();
     if ((fds[1].revents & POLLIN) != 0) {
       std::uint64_t drained = 0;
