@@ -181,6 +181,7 @@ void after_open(int fd, bool created) {
   if (fd < 0 || !s.enabled) return;
   std::string path = fd_path(fd);
   std::lock_guard lock(s.mu);
+  s.fds.erase(fd);  // a number reused after a close the shim did not see
   if (!under_dir(s, path)) return;
   struct stat st {};
   if (fstat(fd, &st) != 0) return;
@@ -191,6 +192,19 @@ void after_open(int fd, bool created) {
     } else {
       journal(s, "open", static_cast<unsigned long long>(st.st_size), path);
     }
+  }
+}
+
+// After a successful dup of `from` onto `to`: `to` is tracked as `from` is.
+void after_dup(int from, int to) {
+  Shim& s = shim();
+  if (to < 0 || !s.enabled) return;
+  std::lock_guard lock(s.mu);
+  auto it = s.fds.find(from);
+  if (it == s.fds.end()) {
+    s.fds.erase(to);
+  } else {
+    s.fds[to] = Tracked(it->second);
   }
 }
 
@@ -332,6 +346,35 @@ int close(int fd) {
     s.fds.erase(fd);
   }
   return real_close(fd);
+}
+
+int dup(int fd) {
+  REAL(dup);
+  const int to = real_dup(fd);
+  after_dup(fd, to);
+  return to;
+}
+int dup2(int fd, int to) {
+  REAL(dup2);
+  const int rc = real_dup2(fd, to);
+  if (rc >= 0 && fd != to) after_dup(fd, rc);
+  return rc;
+}
+int dup3(int fd, int to, int flags) {
+  REAL(dup3);
+  const int rc = real_dup3(fd, to, flags);
+  after_dup(fd, rc);
+  return rc;
+}
+int fcntl(int fd, int cmd, ...) {
+  REAL(fcntl);
+  va_list ap;
+  va_start(ap, cmd);
+  void* arg = va_arg(ap, void*);  // as glibc does: an int or a pointer, or unused
+  va_end(ap);
+  const int rc = real_fcntl(fd, cmd, arg);
+  if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) after_dup(fd, rc);
+  return rc;
 }
 
 ssize_t write(int fd, const void* buf, size_t n) {
