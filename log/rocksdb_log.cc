@@ -5,6 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <cstdarg>
+#include <cstdio>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -18,6 +20,24 @@
 
 namespace leasehold::log {
 namespace {
+
+// RocksDB's diagnostics go to the server's log instead of a LOG file in the
+// data dir: on a full or failing disk, RocksDB 7.8's file logger asserts
+// (aborts the process) when it is written again after a failed write.
+class SpdlogRocksLogger final : public rocksdb::Logger {
+ public:
+  explicit SpdlogRocksLogger(rocksdb::InfoLogLevel level) : rocksdb::Logger(level) {}
+  void Logv(const char* format, va_list ap) override { Logv(rocksdb::InfoLogLevel::INFO_LEVEL, format, ap); }
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    if (level < GetInfoLogLevel()) return;
+    char text[1024];
+    std::vsnprintf(text, sizeof text, format, ap);
+    const spdlog::level::level_enum to = level >= rocksdb::InfoLogLevel::ERROR_LEVEL  ? spdlog::level::err
+                                         : level >= rocksdb::InfoLogLevel::WARN_LEVEL ? spdlog::level::warn
+                                                                                      : spdlog::level::info;
+    spdlog::log(to, "rocksdb: {}", text);
+  }
+};
 
 Status from_rocks(const rocksdb::Status& s, const std::string& what) {
   const ErrorCode code = s.IsCorruption() ? ErrorCode::kCorruption : ErrorCode::kIoError;
@@ -90,6 +110,9 @@ Status RocksLog::open() {
   std::error_code ec;
   std::filesystem::create_directories(options_.dir, ec);
   if (ec) return Status(ErrorCode::kIoError, "create " + options_.dir + ": " + ec.message());
+  // RocksDB logs an error when its directory is missing, even if it is to create it.
+  std::filesystem::create_directories(db_dir(), ec);
+  if (ec) return Status(ErrorCode::kIoError, "create " + db_dir() + ": " + ec.message());
   if (Status st = load_latest_snapshot(); !st) return st;
 
   rocksdb::Options o;
@@ -103,6 +126,7 @@ Status RocksLog::open() {
   o.write_buffer_size = 16u << 20;
   o.keep_log_file_num = 2;
   o.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  o.info_log = std::make_shared<SpdlogRocksLogger>(o.info_log_level);
   rocksdb::DB* raw = nullptr;
   const rocksdb::Status s = rocksdb::DB::Open(o, db_dir(), &raw);
   if (!s.ok()) return from_rocks(s, "open rocksdb " + db_dir());
