@@ -47,18 +47,24 @@ class DiskFaultTest : public ::testing::Test {
     EXPECT_NE(v.str.find(cause), std::string::npos) << v.str;
   }
 
-  // kill -9, power cut, restart without faults: `held` (lock -> token) is
-  // all there and the next token is above every one of them.
-  void crash_cut_and_check(const std::map<std::string, std::int64_t>& held, const std::string& session) {
+  // kill -9, power cut, restart without faults: `held` (lock -> token, or 0
+  // for an acknowledged release) is all there, and the next token is above
+  // `highest` and every token in `held`.
+  void crash_cut_and_check(const std::map<std::string, std::int64_t>& held, const std::string& session,
+                           std::int64_t highest = 0) {
     shimmed_.server().process().kill9();
     std::string out;
     ASSERT_EQ(shimmed_.power_cut(&out), 0) << out;
     shimmed_.set_faults("");
     ASSERT_TRUE(shimmed_.start());
     RespClient c = shimmed_.server().client();
-    std::int64_t max_token = 0;
+    std::int64_t max_token = highest;
     for (const auto& [lock, token] : held) {
-      EXPECT_EQ(last_token(c, lock), token) << "acknowledged grant of " << lock << " lost\n" << out;
+      if (token == 0) {  // nobody else uses the lock: released means gone
+        EXPECT_EQ(last_token(c, lock), -1) << "acknowledged release of " << lock << " lost\n" << out;
+      } else {
+        EXPECT_EQ(last_token(c, lock), token) << "acknowledged grant of " << lock << " lost\n" << out;
+      }
       max_token = std::max(max_token, token);
     }
     const Value next = c.call({"LOCK.ACQUIRE", "after-restart", session});
@@ -118,12 +124,13 @@ TEST_F(DiskFaultTest, DiskFullRefusesWritesAndARestartResumesOnceSpaceReturns) {
   EXPECT_GT(next.integer, before.integer);
 }
 
-TEST_F(DiskFaultTest, PowerCutUnderLoadKeepsEveryAcknowledgedGrant) {
+TEST_F(DiskFaultTest, PowerCutUnderLoadKeepsEveryAcknowledgedGrantAndRelease) {
   ASSERT_TRUE(shimmed_.start());
   RespClient setup = shimmed_.server().client();
   const std::string s = open_session(setup);
   std::mutex mu;
-  std::map<std::string, std::int64_t> acked;
+  std::map<std::string, std::int64_t> acked;  // lock -> token held, 0 released
+  std::int64_t highest = 0;
   std::atomic<bool> stop{false};
   std::vector<std::thread> workers;
   for (int w = 0; w < 3; ++w) {
@@ -134,8 +141,21 @@ TEST_F(DiskFaultTest, PowerCutUnderLoadKeepsEveryAcknowledgedGrant) {
         const std::string lock = "w" + std::to_string(w) + "-" + std::to_string(k);
         const Value v = c->call({"LOCK.ACQUIRE", lock, s}, 10s);
         if (v.type != Type::kInteger) return;  // the crash (or a bug: checked below)
-        std::lock_guard lock_guard(mu);
-        acked[lock] = v.integer;
+        {
+          std::lock_guard lock_guard(mu);
+          acked[lock] = v.integer;
+          highest = std::max(highest, v.integer);
+        }
+        if (k % 2 == 1) {
+          {
+            std::lock_guard lock_guard(mu);
+            acked.erase(lock);  // in flight: the restart may show it held or released
+          }
+          const Value r = c->call({"LOCK.RELEASE", lock, s, std::to_string(v.integer)}, 10s);
+          if (r != Value::simple("OK")) return;
+          std::lock_guard lock_guard(mu);
+          acked[lock] = 0;
+        }
       }
     });
   }
@@ -146,7 +166,7 @@ TEST_F(DiskFaultTest, PowerCutUnderLoadKeepsEveryAcknowledgedGrant) {
   shimmed_.server().process().kill9();  // mid-load: some requests in flight
   stop = true;
   for (auto& t : workers) t.join();
-  crash_cut_and_check(acked, s);
+  crash_cut_and_check(acked, s, highest);
 }
 
 TEST_F(DiskFaultTest, PowerCutDropsUnsyncedBytes) {
