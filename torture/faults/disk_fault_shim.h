@@ -5,7 +5,8 @@
 //
 // Environment of the process under test:
 //   LEASEHOLD_FAULT_DIR      required: only files and directories at or under
-//                            this directory are affected and journaled
+//                            this directory are affected and journaled (it
+//                            may be created after the process starts)
 //   LEASEHOLD_FAULT_CONTROL  optional: the control file (below)
 //   LEASEHOLD_FAULT_JOURNAL  optional: the journal the shim appends to (must
 //                            be outside LEASEHOLD_FAULT_DIR); `leasehold-power-cut

@@ -50,6 +50,8 @@ struct Shim {
   bool control_present = false;
 };
 
+std::string resolve(int dirfd, const char* path);
+
 Shim& shim() {
   static Shim* s = [] {
     auto* x = new Shim;  // never destroyed: calls may come during exit
@@ -58,8 +60,12 @@ Shim& shim() {
       if (char* resolved = realpath(dir, nullptr)) {
         x->dir = resolved;
         std::free(resolved);
-        x->enabled = true;
+      } else {  // not created yet (the server makes its data dir): resolve its parent
+        std::string d = dir;
+        while (d.size() > 1 && d.back() == '/') d.pop_back();
+        x->dir = resolve(AT_FDCWD, d.c_str());
       }
+      x->enabled = !x->dir.empty();
     }
     if (const char* c = std::getenv(kControlEnv)) x->control = c;
     if (const char* j = std::getenv(kJournalEnv)) x->journal = j;
