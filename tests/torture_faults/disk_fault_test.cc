@@ -169,6 +169,35 @@ TEST_F(DiskFaultTest, PowerCutUnderLoadKeepsEveryAcknowledgedGrantAndRelease) {
   crash_cut_and_check(acked, s, highest);
 }
 
+TEST_F(DiskFaultTest, LeaseModePowerCutLosesAcksButNoTokenAndQuarantines) {
+  // --durability lease answers before fsync: a power cut may lose what was
+  // acknowledged, and the revision guard must then keep tokens above every
+  // one handed out and grant nothing for the longest TTL (plus drift).
+  ASSERT_TRUE(shimmed_.start({"--durability", "lease"}));
+  constexpr int kTtlMs = 3000;
+  std::int64_t highest = 0;
+  {
+    RespClient c = shimmed_.server().client();
+    const std::string s = open_session(c, kTtlMs);
+    for (int i = 0; i < 50; ++i) {
+      const Value t = c.call({"LOCK.ACQUIRE", "L" + std::to_string(i), s});
+      ASSERT_EQ(t.type, Type::kInteger) << t.str;
+      highest = std::max(highest, t.integer);
+    }
+  }
+  shimmed_.server().process().kill9();
+  std::string out;
+  ASSERT_EQ(shimmed_.power_cut(&out), 0) << out;
+  const auto restarted = std::chrono::steady_clock::now();
+  ASSERT_TRUE(shimmed_.start());
+  RespClient c = shimmed_.server().client();
+  const std::string s = open_session(c, kTtlMs);
+  const Value t = c.call({"LOCK.ACQUIRE", "L0", s, "WAIT", "60000"}, scaled(60s));
+  ASSERT_EQ(t.type, Type::kInteger) << t.str;
+  EXPECT_GT(t.integer, highest) << out;
+  EXPECT_GE(std::chrono::steady_clock::now() - restarted, std::chrono::milliseconds(kTtlMs)) << out;
+}
+
 TEST_F(DiskFaultTest, PowerCutDropsUnsyncedBytes) {
   // The tool itself, on a journal the shim wrote: bytes written after the
   // last fsync are gone, a file whose directory was never fsynced is gone.

@@ -85,7 +85,7 @@ TEST_F(UnsafeSwitchTest, ExpireEarlyEndsASessionBeforeItsTtl) {
   ASSERT_TRUE(start_with("expire-early"));
   RespClient a = connect();
   RespClient observer = connect();
-  constexpr auto kTtl = 8000ms;
+  const auto kTtl = scaled(10s);  // expires at half of it: the other half is slack
   const auto sent = std::chrono::steady_clock::now();  // the client's safe deadline counts from here
   const std::string sa = open_session(a, static_cast<int>(kTtl.count()));
   ASSERT_EQ(a.call({"LOCK.ACQUIRE", "L", sa}).type, Type::kInteger);
