@@ -5,9 +5,9 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
-#include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <mutex>

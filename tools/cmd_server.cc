@@ -7,11 +7,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <string_view>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <string_view>
 
 #include "common/unsafe_test_faults.h"
 #include "server/config.h"
