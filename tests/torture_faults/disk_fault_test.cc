@@ -191,7 +191,7 @@ TEST_F(DiskFaultTest, LeaseModePowerCutLosesAcksButNoTokenAndQuarantines) {
   const auto restarted = std::chrono::steady_clock::now();
   ASSERT_TRUE(shimmed_.start());
   RespClient c = shimmed_.server().client();
-  const std::string s = open_session(c, kTtlMs);
+  const std::string s = open_session(c);  // outlives the quarantine without keepalives
   const Value t = c.call({"LOCK.ACQUIRE", "L0", s, "WAIT", "60000"}, scaled(60s));
   ASSERT_EQ(t.type, Type::kInteger) << t.str;
   EXPECT_GT(t.integer, highest) << out;
