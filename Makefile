@@ -1,9 +1,12 @@
 # leasehold: the two-command quick start.
-#   make run   installs what is missing, builds, starts a single-node server (data in ./data)
-#   make test  installs what is missing, builds (release, ASan+UBSan and the clang
-#              libFuzzer targets), runs every test and a short run of every fuzzer
-#   make fuzz  runs every fuzzer long (FUZZ_SECONDS each; docs/fuzzing.md)
-.PHONY: all deps build build-asan build-fuzz run test test-release test-asan test-fuzz fuzz fuzz-corpus bench clean
+#   make run      installs what building and running need (scripts/install-deps.sh run),
+#                 builds the leasehold binary, starts a single-node server (data in ./data)
+#   make test     installs also the test-only packages (install-deps.sh test), builds
+#                 (release, ASan+UBSan and the clang libFuzzer targets), runs every test
+#                 and a short run of every fuzzer
+#   make package  builds the Debian package $(BUILD)/leasehold_<version>_<arch>.deb (docs/install.md)
+#   make fuzz     runs every fuzzer long (FUZZ_SECONDS each; docs/fuzzing.md)
+.PHONY: all deps deps-test build build-run build-asan build-fuzz run package test test-release test-asan test-fuzz fuzz fuzz-corpus bench clean
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -18,26 +21,44 @@ CMAKE_COMMON = -G Ninja -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_
 
 all: build
 
+# deps: building and running; deps-test: also the tests, fuzzers and benchmarks.
 deps:
-	@bash scripts/install-deps.sh
+	@bash scripts/install-deps.sh run
 
-build: deps
-	@cmake -S . -B $(BUILD) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+deps-test:
+	@bash scripts/install-deps.sh test
+
+# Everything: the binary, the libraries, the man page, the tests, the benchmarks.
+build: deps-test
+	@cmake -S . -B $(BUILD) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DLEASEHOLD_BUILD_TESTS=ON -DLEASEHOLD_BUILD_BENCH=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-build-asan: deps
+# Only what running and packaging need: the binary (with the libraries) and
+# the man page. A fresh $(BUILD) is configured without the tests and
+# benchmarks (they need the test-only packages); an existing one is kept.
+build-run: deps
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DLEASEHOLD_BUILD_TESTS=OFF -DLEASEHOLD_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target leasehold leasehold_extras
+
+build-asan: deps-test
 	@cmake -S . -B $(BUILD_ASAN) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Debug -DLEASEHOLD_SANITIZE=ON >/dev/null
 	@cmake --build $(BUILD_ASAN) -j $(JOBS)
 
 # The libFuzzer targets need clang (Debian's clang 14); only fuzz/ is built.
-build-fuzz: deps
+build-fuzz: deps-test
 	@cmake -S . -B $(BUILD_FUZZ) $(CMAKE_COMMON) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEASEHOLD_FUZZ=ON -DLEASEHOLD_BUILD_TESTS=OFF -DLEASEHOLD_BUILD_BENCH=OFF >/dev/null
 	@cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_targets
 
-run: build
+run: build-run
 	@mkdir -p data
 	./$(BUILD)/leasehold server --data-dir ./data
+
+# The .deb (cpack -G DEB; Depends computed by dpkg-shlibdeps). docs/install.md.
+package: build-run
+	cd $(BUILD) && cpack -G DEB
 
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600

@@ -3,6 +3,7 @@
 // than the one that wrote the current value (tokens are fencing tokens).
 #include <string>
 
+#include "common/unsafe_test_faults.h"
 #include "core/state.h"
 
 namespace leasehold::core::detail {
@@ -21,13 +22,15 @@ Reply apply_fence_put(Ctx& c, const FencePut& p) {
   if (lit != c.s.locks.end()) {
     for (const Holder& h : lit->second.holders) holder = holder || h.token == p.token;
   }
-  if (!holder) {
+  // UNSAFE TEST FAULT skip-fence-check (common/unsafe_test_faults.h): any token passes.
+  const bool skip_check = unsafe::enabled(unsafe::TestFault::kSkipFenceCheck);
+  if (!holder && !skip_check) {
     return Reply::fail(ErrorCode::kStaleToken, "token " + std::to_string(p.token) +
                                                    " is not a current holder's token of lock '" +
                                                    p.lock + "'");
   }
   const auto kit = c.s.fence.find(p.key);
-  if (kit != c.s.fence.end() && kit->second.token > p.token) {
+  if (kit != c.s.fence.end() && kit->second.token > p.token && !skip_check) {
     return Reply::fail(ErrorCode::kStaleToken, "key '" + p.key + "' was written with newer token " +
                                                    std::to_string(kit->second.token) + " > " +
                                                    std::to_string(p.token));

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common/assert.h"
+#include "common/unsafe_test_faults.h"
 #include "core/state.h"
 
 namespace leasehold::core::detail {
@@ -134,6 +135,18 @@ bool grant_waiters(Ctx& c, LockEntry& entry) {
   while (granted < l.waiters.size() && compatible(c.s, l, l.waiters[granted].mode)) {
     const Waiter& w = l.waiters[granted];
     add_holder(c, l, w.session, w.mode, w.delay_ms, w.seq);
+    c.effects.emplace_back(Granted{entry.first, w.session, w.seq, c.rev});
+    update_cached_reply(c.s, w.session, w.seq, granted_reply(c.rev));
+    ++granted;
+  }
+  // UNSAFE TEST FAULT grant-two-waiters (common/unsafe_test_faults.h): an
+  // exclusive grant also goes to the next queued exclusive waiter, bypassing
+  // add_holder's invariant check on purpose.
+  if (granted == 1 && l.waiters.size() > 1 && l.waiters[0].mode == LockMode::kExclusive &&
+      l.waiters[1].mode == LockMode::kExclusive && !l.semaphore &&
+      unsafe::enabled(unsafe::TestFault::kGrantTwoWaiters)) {
+    const Waiter& w = l.waiters[1];
+    l.holders.push_back(Holder{w.session, c.rev, c.now, w.delay_ms, w.seq, w.mode});
     c.effects.emplace_back(Granted{entry.first, w.session, w.seq, c.rev});
     update_cached_reply(c.s, w.session, w.seq, granted_reply(c.rev));
     ++granted;

@@ -2,20 +2,42 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdarg>
+#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <mutex>
 #include <thread>
 
 #include "common/assert.h"
+#include "common/unsafe_test_faults.h"
 #include "log/log_format.h"
 #include "log/snapshot_file.h"
 
 namespace leasehold::log {
 namespace {
+
+// RocksDB's diagnostics go to the server's log instead of a LOG file in the
+// data dir: on a full or failing disk, RocksDB 7.8's file logger asserts
+// (aborts the process) when it is written again after a failed write.
+class SpdlogRocksLogger final : public rocksdb::Logger {
+ public:
+  explicit SpdlogRocksLogger(rocksdb::InfoLogLevel level) : rocksdb::Logger(level) {}
+  void Logv(const char* format, va_list ap) override { Logv(rocksdb::InfoLogLevel::INFO_LEVEL, format, ap); }
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    if (level < GetInfoLogLevel()) return;
+    char text[1024];
+    std::vsnprintf(text, sizeof text, format, ap);
+    const spdlog::level::level_enum to = level >= rocksdb::InfoLogLevel::ERROR_LEVEL  ? spdlog::level::err
+                                         : level >= rocksdb::InfoLogLevel::WARN_LEVEL ? spdlog::level::warn
+                                                                                      : spdlog::level::info;
+    spdlog::log(to, "rocksdb: {}", text);
+  }
+};
 
 Status from_rocks(const rocksdb::Status& s, const std::string& what) {
   const ErrorCode code = s.IsCorruption() ? ErrorCode::kCorruption : ErrorCode::kIoError;
@@ -88,6 +110,9 @@ Status RocksLog::open() {
   std::error_code ec;
   std::filesystem::create_directories(options_.dir, ec);
   if (ec) return Status(ErrorCode::kIoError, "create " + options_.dir + ": " + ec.message());
+  // RocksDB logs an error when its directory is missing, even if it is to create it.
+  std::filesystem::create_directories(db_dir(), ec);
+  if (ec) return Status(ErrorCode::kIoError, "create " + db_dir() + ": " + ec.message());
   if (Status st = load_latest_snapshot(); !st) return st;
 
   rocksdb::Options o;
@@ -101,6 +126,7 @@ Status RocksLog::open() {
   o.write_buffer_size = 16u << 20;
   o.keep_log_file_num = 2;
   o.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  o.info_log = std::make_shared<SpdlogRocksLogger>(o.info_log_level);
   rocksdb::DB* raw = nullptr;
   const rocksdb::Status s = rocksdb::DB::Open(o, db_dir(), &raw);
   if (!s.ok()) return from_rocks(s, "open rocksdb " + db_dir());
@@ -231,12 +257,18 @@ Result<LogIndex> RocksLog::do_append(const std::string& batch) {
   LEASEHOLD_ASSERT(index > snapshot_.load(), "append at {} at or below the snapshot at {}", index,
                    snapshot_.load());
   rocksdb::WriteOptions wo;
-  wo.sync = true;
+  // UNSAFE TEST FAULT ack-before-fsync (common/unsafe_test_faults.h): the
+  // entry stays in the page cache, and the caller answers as if durable.
+  wo.sync = !unsafe::enabled(unsafe::TestFault::kAckBeforeFsync);
   const auto started = std::chrono::steady_clock::now();
   const rocksdb::Status s = db_->Put(wo, encode_entry_key(index), encode_entry_value(index, batch));
   if (s.ok() && options_.on_synced_write) options_.on_synced_write(std::chrono::steady_clock::now() - started);
   if (!s.ok()) {
     failed_ = from_rocks(s, "write " + describe_entry(index) + " to " + db_dir());
+    // Never retried (a failed fsync may have lost the page cache's copy, as
+    // PostgreSQL learned): the node stops taking writes until a restart.
+    spdlog::critical("the log failed and takes no more writes until the server is restarted error=\"{}\"",
+                     failed_.message());
     return Status(ErrorCode::kIoError, failed_.message());
   }
   if (first_.load() == 0) first_ = index;

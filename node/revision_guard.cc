@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "common/assert.h"
+#include "common/unsafe_test_faults.h"
 
 namespace leasehold::node {
 namespace {
@@ -89,6 +90,14 @@ Result<ReopenPlan> plan_for(const RevisionGuardOptions& o, core::Revision revisi
   } else if (!rec.clean && revision < rec.durable_revision) {
     lost = "revisions " + num(revision + 1) + ".." + num(rec.durable_revision) +
            " (at least) are missing from the log (revision " + num(rec.durable_revision) + " was durable in it)";
+  }
+  // UNSAFE TEST FAULT reuse-token-after-restart (common/unsafe_test_faults.h):
+  // trust the log as found: no refusal of lost data, no jump above the block.
+  if (unsafe::enabled(unsafe::TestFault::kReuseTokenAfterRestart)) {
+    plan.record = log::RevisionRecord{revision + o.block, revision, rec.max_ttl_ms, 0, false};
+    plan.notices.push_back("UNSAFE TEST FAULT reuse-token-after-restart: revisions continue at " +
+                           num(revision + 1) + " whatever the revision record says");
+    return plan;
   }
   if (!lost.empty()) {
     if (!o.recover_lost_log) {

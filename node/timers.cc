@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/unsafe_test_faults.h"
 #include "node/node.h"
 
 namespace leasehold::node {
@@ -11,6 +12,12 @@ std::uint64_t ms_between(TimePoint from, TimePoint to) {
   if (to <= from) return 0;
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count());
+}
+// How long after `now` a session with `ttl_ms` expires: its TTL.
+std::chrono::milliseconds expiry_after(std::uint64_t ttl_ms) {
+  // UNSAFE TEST FAULT expire-early (common/unsafe_test_faults.h): half the TTL.
+  if (unsafe::enabled(unsafe::TestFault::kExpireEarly)) return std::chrono::milliseconds(ttl_ms / 2);
+  return std::chrono::milliseconds(ttl_ms);
 }
 Status not_live(core::SessionId id) {
   return Status(ErrorCode::kSessionExpired, "session " + std::to_string(id) + " is not live");
@@ -29,7 +36,7 @@ void Timers::start_session(core::SessionId id, std::uint64_t ttl_ms, TimePoint n
   auto [it, inserted] = sessions_.try_emplace(id);
   if (!inserted) unindex(id, it->second);
   it->second.ttl_ms = ttl_ms;
-  it->second.deadline = now + std::chrono::milliseconds(ttl_ms);
+  it->second.deadline = now + expiry_after(ttl_ms);
   it->second.expiring = false;
   index(id, it->second);
 }
@@ -48,7 +55,7 @@ Result<std::uint64_t> Timers::keepalive(core::SessionId id, TimePoint now) {
   if (t.ttl_ms == 0) return kNeverExpires;
   if (now >= t.deadline) return not_live(id);  // due; run_due_timers proposes its expiry
   unindex(id, t);
-  t.deadline = now + std::chrono::milliseconds(t.ttl_ms);
+  t.deadline = now + expiry_after(t.ttl_ms);
   index(id, t);
   return t.ttl_ms;
 }

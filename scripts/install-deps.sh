@@ -1,24 +1,46 @@
 #!/usr/bin/env bash
-# Installs the Debian packages leasehold needs to build, test and benchmark.
-# Idempotent: installs only what is missing. Uses sudo when not root.
+# Installs the Debian packages leasehold needs. Idempotent: installs only what
+# is missing. Uses sudo when not root.
+#   install-deps.sh run    building and running leasehold (make run, make package)
+#   install-deps.sh test   run, plus what the tests, fuzzers and benchmarks need
+#                          (make build, make test, .ci/run); the default
+# docs/install.md lists what each package is for.
 set -euo pipefail
 
-packages=(
+set_name=${1:-test}
+
+# Build tools and the libraries the leasehold binary and libraries link.
+run_packages=(
   build-essential cmake ninja-build pkg-config ccache
-  clang libclang-rt-14-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
   libuv1-dev librocksdb-dev libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
   prometheus-cpp-dev nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  libpq-dev libpqxx-dev postgresql-15
-  redis-server redis-tools python3-redis
-  libssl-dev openssl
-  zookeeper libzookeeper-mt-dev
-  etcd-server etcd-client
-  python3 python3-redis python3-pytest python3-setuptools python3-pip python3-venv python3-mypy
-  # tests of the operations endpoints and the dashboard (a real headless browser)
-  curl chromium
+  libpq-dev libssl-dev
 )
+
+# Test, fuzzing and benchmark only.
+test_packages=(
+  # the test and benchmark frameworks; clang for the libFuzzer targets
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
+  # real services the tests and benchmarks start privately on 127.0.0.1
+  postgresql-15 redis-server redis-tools etcd-server etcd-client
+  zookeeper libzookeeper-mt-dev
+  # the Python client's tests (pytest, redis-py, mypy, an offline pip install)
+  python3 python3-redis python3-pytest python3-setuptools python3-pip python3-venv python3-mypy
+  # TLS test certificates
+  openssl
+  # the operations endpoints and the dashboard (a real headless browser)
+  curl chromium
+  # tests/package: rendering leasehold(1), checking the systemd unit
+  man-db groff-base systemd
+)
+
+case $set_name in
+  run) packages=("${run_packages[@]}") ;;
+  test) packages=("${run_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: $0 [run|test]" >&2; exit 64 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

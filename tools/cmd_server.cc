@@ -11,10 +11,13 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <string_view>
 
 #include "common/exit_codes.h"
+#include "common/unsafe_test_faults.h"
 #include "server/config.h"
 #include "server/server.h"
 #include "tools/registry.h"
@@ -36,7 +39,31 @@ struct ServerFlags {
   std::string durability = "fsync";
   std::string protected_mode = "yes";
   std::string tls_auth_clients = "yes";
+  std::vector<std::string> unsafe_test_faults;  // hidden; common/unsafe_test_faults.h
 };
+
+// --unsafe-test-fault NAME (repeatable, hidden): test-only switches that
+// break a safety property on purpose (docs/faults.md). Refused unless the
+// environment has LEASEHOLD_UNSAFE_TEST_FAULTS=1; each one is logged loudly.
+bool enable_unsafe_test_faults(const std::vector<std::string>& names) {
+  if (names.empty()) return true;
+  const char* allow = std::getenv("LEASEHOLD_UNSAFE_TEST_FAULTS");
+  if (allow == nullptr || std::string_view(allow) != "1") {
+    std::cerr << "leasehold server: --unsafe-test-fault breaks the service's safety on purpose and is for the "
+                 "fault-injection tests only; it is refused unless LEASEHOLD_UNSAFE_TEST_FAULTS=1 is set\n";
+    return false;
+  }
+  for (const std::string& name : names) {
+    if (Status s = unsafe::enable_test_fault(name); !s) {
+      std::cerr << "leasehold server: --unsafe-test-fault: " << s.message() << "\n";
+      return false;
+    }
+    spdlog::critical("UNSAFE TEST FAULT '{}' is ON: this server breaks its safety promises on purpose "
+                     "(docs/faults.md); never use it for anything but the fault-injection tests",
+                     name);
+  }
+  return true;
+}
 
 // Applies `--config FILE` (TOML/INI, keys = flag names without dashes, e.g.
 // `data-dir = "/x"`): a key sets its flag unless the command line set it.
@@ -104,6 +131,10 @@ void run_server(ServerFlags& flags) {
     return;
   }
   spdlog::set_level(level);
+  if (!enable_unsafe_test_faults(flags.unsafe_test_faults)) {
+    set_exit_code(exit_code::kUsage);
+    return;
+  }
   if (Status s = server::parse_listen(flags.listen, cfg.listen_host, cfg.listen_port); !s) {
     std::cerr << "leasehold server: " << s.message() << "\n";
     set_exit_code(exit_code::kUsage);
@@ -235,6 +266,9 @@ void register_server(CLI::App& app) {
   cmd->add_option("--etcd-timeout-ms", flags->etcd_timeout_ms, "Deadline of each etcd call")->group(ha)->capture_default_str();
   cmd->add_option("--etcd-startup-wait-ms", flags->etcd_startup_wait_ms, "At start, retry this long while etcd is unreachable before exiting; 0 = wait until etcd answers")->group(ha)->capture_default_str()->check(CLI::Range(std::uint64_t{0}, std::uint64_t{86'400'000}));
   cmd->add_option("--append-timeout-ms", flags->append_timeout_ms, "How long one log append retries while etcd is unreachable before writes fail with -UNAVAILABLE")->group(ha)->capture_default_str();
+
+  // Hidden (no group): test-only switches, see enable_unsafe_test_faults().
+  cmd->add_option("--unsafe-test-fault", flags->unsafe_test_faults, "")->group("");
 
   cmd->callback([flags, cmd] {
     if (!flags->config_file.empty() && !apply_config_file(*cmd, flags->config_file)) {

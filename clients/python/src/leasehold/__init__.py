@@ -11,6 +11,7 @@ from ._replies import FencedValue, Holder, LockInfo, Waiter
 from .client import Client
 from .election import Election, Leader
 from .errors import (
+    AuthenticationFailed,
     Conflict,
     Internal,
     InvalidArgument,
@@ -21,6 +22,7 @@ from .errors import (
     NotHolder,
     Redirect,
     SessionExpired,
+    PermissionDenied,
     StaleToken,
     TimedOut,
     Unavailable,
@@ -34,6 +36,7 @@ from .session import Session, default_drift_bound
 __version__ = "0.1.0"
 
 __all__ = [
+    "AuthenticationFailed",
     "Client",
     "Conflict",
     "Election",
@@ -49,6 +52,7 @@ __all__ = [
     "LockLost",
     "NotFound",
     "NotHolder",
+    "PermissionDenied",
     "Redirect",
     "Redlock",
     "RedlockLease",

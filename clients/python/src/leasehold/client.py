@@ -21,20 +21,21 @@ further callers wait), so a blocking acquire does not stall other threads.
 from __future__ import annotations
 
 import contextlib
-import random
 import threading
 import time
 from typing import Any, Callable, ContextManager, Dict, List, Optional, Tuple
 
 import redis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import AuthenticationError as RedisAuthenticationError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from . import _replies
+from ._options import ClientOptions
 from ._endpoints import Endpoint, EndpointsArg, endpoint_text, parse_endpoint, parse_endpoints
 from ._replies import FencedValue, LockInfo
-from .errors import InvalidArgument, LeaseholdError, Redirect, TimedOut, Unreachable, from_reply_text
+from .errors import LeaseholdError, Redirect, TimedOut, Unreachable, from_redis_error
 
 _TRANSPORT_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
 
@@ -62,25 +63,14 @@ class Client:
     ) -> None:
         """Validates the options; does no I/O. ``InvalidArgument`` on bad ones."""
         self._endpoints: List[Endpoint] = parse_endpoints(endpoints)
-        if connect_timeout <= 0 or call_timeout <= 0:
-            raise InvalidArgument("timeouts must be positive")
-        if backoff_initial <= 0 or backoff_max < backoff_initial:
-            raise InvalidArgument("need 0 < backoff_initial <= backoff_max")
-        if max_redirects < 0 or max_connections < 1:
-            raise InvalidArgument("max_redirects >= 0 and max_connections >= 1")
+        self.options = ClientOptions.of(
+            connect_timeout=connect_timeout, call_timeout=call_timeout, backoff_initial=backoff_initial,
+            backoff_max=backoff_max, max_redirects=max_redirects, max_connections=max_connections,
+            name=name, username=username, password=password, ssl=ssl, extra=connection_kwargs)
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
-        self.backoff_initial = backoff_initial
-        self.backoff_max = backoff_max
         self.max_redirects = max_redirects
         self.max_connections = max_connections
-        self._conn_kwargs: Dict[str, Any] = dict(connection_kwargs)
-        if name:
-            self._conn_kwargs["client_name"] = name
-        if username is not None:
-            self._conn_kwargs["username"] = username
-        if password is not None:
-            self._conn_kwargs["password"] = password
         self._conn_class: Any = redis.SSLConnection if ssl else redis.Connection
         self._mu = threading.Lock()
         self._preferred: Endpoint = self._endpoints[0]
@@ -126,7 +116,7 @@ class Client:
             port=port,
             socket_timeout=self.call_timeout,
             socket_connect_timeout=self.connect_timeout,
-            **self._conn_kwargs,
+            **self.options.connection_kwargs,
         )
 
     def _checkin(self, ep: Endpoint, conn: redis.Connection) -> None:
@@ -147,15 +137,15 @@ class Client:
             self._preferred = self._endpoints[(i + 1) % len(self._endpoints)]
 
     def _backoff(self, attempt: int, deadline: float) -> None:
-        pause = min(self.backoff_max, self.backoff_initial * (2 ** min(attempt, 16)))
-        pause = random.uniform(pause / 2, pause)
-        time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
+        time.sleep(max(0.0, min(self.options.backoff_pause(attempt), deadline - time.monotonic())))
 
     def _attempt(self, ep: Endpoint, args: Tuple[Any, ...], read_deadline: float) -> Any:
         conn = self._checkout(ep)
         try:
             try:
                 conn.send_command(*args)
+            except RedisAuthenticationError:
+                raise  # the handshake was refused: not a lost connection
             except _TRANSPORT_ERRORS as e:
                 raise _NotSent(str(e)) from e
             # Wait for the reply no longer than the call's deadline (which may
@@ -217,12 +207,14 @@ class Client:
                 try:
                     return self._attempt(ep, args, deadline)
                 except ResponseError as e:
-                    err = from_reply_text(str(e))
+                    err = from_redis_error(e)
                     if isinstance(err, Redirect) and redirects < self.max_redirects:
                         redirects += 1
                         self._prefer(parse_endpoint(err.message))
                         continue
                     raise err from None
+                except RedisAuthenticationError as e:
+                    raise from_redis_error(e) from None
                 except _NotSent as e:
                     last: Exception = e
                     sent = False

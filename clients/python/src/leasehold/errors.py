@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Type
 
+from redis.exceptions import AuthenticationError as RedisAuthenticationError
+from redis.exceptions import NoPermissionError, RedisError
+
 
 class LeaseholdError(Exception):
     """Base class. ``code`` is the server's error prefix (``"ERR"``, ...)."""
@@ -81,6 +84,21 @@ class Redirect(LeaseholdError):
     code = "REDIRECT"
 
 
+class AuthenticationFailed(LeaseholdError):
+    """A wrong user name or password, a disabled user, or no credentials
+    where the server requires them (``WRONGPASS`` / ``NOAUTH``). Never
+    retried: trying again cannot help."""
+
+    code = "WRONGPASS"
+
+
+class PermissionDenied(LeaseholdError):
+    """The user may not run this command or use this lock name or session
+    (``NOPERM``)."""
+
+    code = "NOPERM"
+
+
 class Internal(LeaseholdError):
     code = "INTERNAL"
 
@@ -106,8 +124,11 @@ _BY_CODE: Dict[str, Type[LeaseholdError]] = {
         Unavailable,
         Redirect,
         Internal,
+        AuthenticationFailed,
+        PermissionDenied,
     )
 }
+_BY_CODE["NOAUTH"] = AuthenticationFailed
 
 
 def from_reply_text(text: str) -> LeaseholdError:
@@ -121,3 +142,17 @@ def from_reply_text(text: str) -> LeaseholdError:
     if cls is None:
         return InvalidArgument(text)
     return cls(rest)
+
+
+def from_redis_error(e: RedisError) -> LeaseholdError:
+    """The exception for an error redis-py raised on a reply or a handshake.
+
+    redis-py strips the code of the errors it knows (``NOPERM``,
+    ``WRONGPASS``, ``NOAUTH``) and raises its own classes for them; those
+    map by class, every other error reply by its text.
+    """
+    if isinstance(e, RedisAuthenticationError):
+        return AuthenticationFailed(str(e))
+    if isinstance(e, NoPermissionError):
+        return PermissionDenied(str(e))
+    return from_reply_text(str(e))

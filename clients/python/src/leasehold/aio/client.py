@@ -9,19 +9,20 @@ dropped, never reused). Safe to share between tasks of one event loop.
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import AuthenticationError as RedisAuthenticationError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .. import _replies
+from .._options import ClientOptions
 from .._endpoints import Endpoint, EndpointsArg, endpoint_text, parse_endpoint, parse_endpoints
 from .._replies import FencedValue, LockInfo
-from ..errors import InvalidArgument, Redirect, Unreachable, from_reply_text
+from ..errors import Redirect, Unreachable, from_redis_error
 
 _TRANSPORT_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError, asyncio.TimeoutError)
 
@@ -41,17 +42,22 @@ class Client:
         backoff_max: float = 1.0,
         max_redirects: int = 4,
         max_connections: int = 8,
+        name: Optional[str] = None,
+        username: Optional[str] = None,
+        password: Optional[str] = None,
+        ssl: bool = False,
         **connection_kwargs: Any,
     ) -> None:
+        """Validates the options (as ``leasehold.Client``); does no I/O."""
         self._endpoints: List[Endpoint] = parse_endpoints(endpoints)
-        if connect_timeout <= 0 or call_timeout <= 0 or backoff_initial <= 0 or backoff_max < backoff_initial:
-            raise InvalidArgument("timeouts and backoff must be positive (backoff_initial <= backoff_max)")
+        self.options = ClientOptions.of(
+            connect_timeout=connect_timeout, call_timeout=call_timeout, backoff_initial=backoff_initial,
+            backoff_max=backoff_max, max_redirects=max_redirects, max_connections=max_connections,
+            name=name, username=username, password=password, ssl=ssl, extra=connection_kwargs)
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
-        self.backoff_initial = backoff_initial
-        self.backoff_max = backoff_max
         self.max_redirects = max_redirects
-        self._kwargs = connection_kwargs
+        self._conn_class: Any = aioredis.SSLConnection if ssl else aioredis.Connection
         self._preferred: Endpoint = self._endpoints[0]
         self._current = ""
         self._idle: Dict[Endpoint, List[aioredis.Connection]] = {}
@@ -76,14 +82,16 @@ class Client:
         conns = self._idle.get(ep)
         if conns:
             return conns.pop()
-        return aioredis.Connection(host=ep[0], port=ep[1], socket_connect_timeout=self.connect_timeout,
-                                   socket_timeout=None, **self._kwargs)
+        return self._conn_class(host=ep[0], port=ep[1], socket_connect_timeout=self.connect_timeout,
+                                socket_timeout=None, **self.options.connection_kwargs)
 
     async def _attempt(self, ep: Endpoint, args: Tuple[Any, ...], deadline: float) -> Any:
         conn = self._checkout(ep)
         try:
             try:
                 await asyncio.wait_for(conn.send_command(*args), max(0.001, deadline - time.monotonic()))
+            except RedisAuthenticationError:
+                raise  # the handshake was refused: not a lost connection
             except _TRANSPORT_ERRORS as e:
                 raise _NotSent(str(e)) from e
             reply = await asyncio.wait_for(conn.read_response(), max(0.001, deadline - time.monotonic()))
@@ -115,7 +123,7 @@ class Client:
                 try:
                     return await self._attempt(ep, args, deadline)
                 except ResponseError as e:
-                    err = from_reply_text(str(e))
+                    err = from_redis_error(e)
                     if isinstance(err, Redirect) and redirects < self.max_redirects:
                         redirects += 1
                         target = parse_endpoint(err.message)
@@ -124,6 +132,8 @@ class Client:
                         self._preferred = target
                         continue
                     raise err from None
+                except RedisAuthenticationError as e:
+                    raise from_redis_error(e) from None
                 except _NotSent as e:
                     last: Exception = e
                     sent = False
@@ -135,8 +145,7 @@ class Client:
                     self._preferred = self._endpoints[(i + 1) % len(self._endpoints)]
                 if not retry or (sent and not resend_if_sent) or time.monotonic() >= deadline:
                     raise Unreachable(f"{endpoint_text(ep)}: {last!r}")
-                pause = min(self.backoff_max, self.backoff_initial * (2 ** min(attempt, 16)))
-                await asyncio.sleep(max(0.0, min(random.uniform(pause / 2, pause), deadline - time.monotonic())))
+                await asyncio.sleep(max(0.0, min(self.options.backoff_pause(attempt), deadline - time.monotonic())))
                 attempt += 1
                 if on_reconnect is not None:
                     await on_reconnect()

@@ -1,0 +1,50 @@
+// common/unsafe_test_faults.h: test-only switches that BREAK a safety
+// property on purpose, so that the fault-injection suite (issue 11,
+// docs/faults.md) can show that its checker catches each break.
+//
+// NEVER for production. `leasehold server --unsafe-test-fault NAME` turns one
+// on, and only when the environment has LEASEHOLD_UNSAFE_TEST_FAULTS=1
+// (tools/cmd_server.cc refuses otherwise and logs every enabled switch at
+// critical level). Every switch is off by default; each acts in one small,
+// marked branch ("UNSAFE TEST FAULT") of the production code:
+//   ack-before-fsync           the embedded log writes without fsync and the
+//                              node answers at once (log/rocksdb_log.cc)
+//   expire-early               sessions expire at half their TTL
+//                              (node/timers.cc)
+//   skip-fence-check           FENCE.PUT accepts any token (core/fence_kv.cc)
+//   reuse-token-after-restart  the revision guard trusts the log at a restart:
+//                              no refusal of a log that lost data, no jump
+//                              above the reserved block (node/revision_guard.cc)
+//   grant-two-waiters          a release grants an exclusive lock to the first
+//                              two queued exclusive waiters (core/locks.cc)
+//
+// Thread-safety: enable() is called once at start, before any other thread
+// reads the switches; enabled() may then be called from any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leasehold/status.h"
+
+namespace leasehold::unsafe {
+
+enum class TestFault : unsigned {
+  kAckBeforeFsync,
+  kExpireEarly,
+  kSkipFenceCheck,
+  kReuseTokenAfterRestart,
+  kGrantTwoWaiters,
+};
+
+// The switch names, in TestFault order.
+const std::vector<std::string_view>& test_fault_names();
+// Turns on the switch called `name`. kInvalidArgument (listing the names)
+// for an unknown name.
+Status enable_test_fault(std::string_view name);
+bool enabled(TestFault fault);
+// Turns every switch off (for unit tests in one process).
+void disable_all_test_faults();
+
+}  // namespace leasehold::unsafe
