@@ -34,6 +34,8 @@ test_packages=(
   curl chromium
   # tests/package: rendering leasehold(1), checking the systemd unit
   man-db groff-base systemd
+  # tests/client: the zsh completion is loaded in a real zsh
+  zsh
 )
 
 case $set_name in
