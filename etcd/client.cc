@@ -33,11 +33,12 @@ Result<std::unique_ptr<Client>> Client::create(const ClientOptions& options) {
 }
 
 Status Client::check_access(std::string_view prefix) {
-  const std::string probe = std::string(prefix) + "/access-check";
-  // Version is never below 0: the compare fails and the failure branch (a
-  // range) runs; etcd checks the permissions of both branches first.
+  const std::string probe = std::string(prefix) + "access-check";
+  // Version is never below 0: the compare fails and only the failure branch
+  // (a range) runs; etcd checks the permissions of both branches first.
+  // (One key may appear once per branch: the delete uses another.)
   auto result = txn({Compare::version(probe, Compare::Op::kLess, 0)},
-                    {TxnOp::put(probe, ""), TxnOp::del(probe)},
+                    {TxnOp::put(probe, ""), TxnOp::del(probe + "/")},
                     {TxnOp::get(std::string(prefix), prefix_end(prefix), RangeOptions{.limit = 1, .keys_only = true})});
   return result.status();
 }

@@ -97,7 +97,8 @@ class Client {
   // Revokes the lease and deletes its keys. kNotFound if it is already gone.
   Status lease_revoke(std::int64_t lease_id);
 
-  // Checks that the user may read and write every key under `prefix`: a
+  // Checks that the user may read and write every key starting with
+  // `prefix` (e.g. "/leasehold/main/"): a
   // transaction whose compare never holds, with a put, a range and a delete
   // under the prefix in its branches, so etcd checks every permission and
   // changes nothing. Errors: as the calls above (e.g. kInternal "etcd user

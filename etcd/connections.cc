@@ -60,6 +60,15 @@ bool tls_handshake_failed(const grpc::Status& status) {
          m.find("Handshake failed") != std::string::npos || m.find("handshake failed") != std::string::npos;
 }
 
+// A connection the peer closed before it was usable (gRPC's words): on a TLS
+// endpoint typically etcd refusing our client certificate.
+bool closed_during_setup(const grpc::Status& status) {
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE || tls_handshake_failed(status)) return false;
+  const std::string& m = status.error_message();
+  return m.find("handshaker shutdown") != std::string::npos || m.find("Endpoint read failed") != std::string::npos ||
+         m.find("Socket closed") != std::string::npos;
+}
+
 // etcd answers UNKNOWN with Go's context error when its side of our
 // deadline fires first, and when Raft dropped a proposal (no leader).
 bool unknown_containing(const grpc::Status& status, std::string_view text) {
@@ -90,8 +99,11 @@ std::shared_ptr<const Stubs> make_stubs(const std::string& target,
   return stubs;
 }
 
-Endpoint::Endpoint(std::string target, std::shared_ptr<grpc::ChannelCredentials> credentials)
-    : target_(std::move(target)), credentials_(std::move(credentials)), stubs_(make_stubs(target_, credentials_)) {}
+Endpoint::Endpoint(std::string target, std::shared_ptr<grpc::ChannelCredentials> credentials, bool tls)
+    : target_(std::move(target)),
+      credentials_(std::move(credentials)),
+      tls_(tls),
+      stubs_(make_stubs(target_, credentials_)) {}
 
 std::shared_ptr<const Stubs> Endpoint::stubs() const {
   std::lock_guard lock(mu_);
@@ -123,7 +135,7 @@ Connections::Connections(const std::vector<EndpointUrl>& endpoints, const Client
   const auto tls = grpc::SslCredentials(ssl);
   const auto plain = grpc::InsecureChannelCredentials();
   endpoints_.reserve(endpoints.size());
-  for (const EndpointUrl& e : endpoints) endpoints_.push_back(std::make_unique<Endpoint>(e.target, e.tls ? tls : plain));
+  for (const EndpointUrl& e : endpoints) endpoints_.push_back(std::make_unique<Endpoint>(e.target, e.tls ? tls : plain, e.tls));
 }
 
 Result<std::string> Connections::stream_token() {
@@ -171,6 +183,11 @@ Status Connections::unary_until(std::string_view what, Retry retry, Clock::time_
       return Status::ok();
     }
     last = to_status(status, what, ep.target());
+    if (ep.tls() && closed_during_setup(status)) {
+      last = Status(last.code(), last.message() +
+                                     " (the TLS connection was closed while it was set up: does etcd trust the "
+                                     "client certificate, if it requires one?)");
+    }
     if (token != nullptr && refused_token != nullptr && Auth::needs_new_token(status)) {
       ep.note_success();  // etcd answered, before applying anything
       *refused_token = true;

@@ -70,8 +70,9 @@ class Endpoint {
  public:
   static constexpr std::chrono::seconds kRenewAfter{2};
 
-  Endpoint(std::string target, std::shared_ptr<grpc::ChannelCredentials> credentials);
+  Endpoint(std::string target, std::shared_ptr<grpc::ChannelCredentials> credentials, bool tls);
   const std::string& target() const { return target_; }
+  bool tls() const { return tls_; }
   std::shared_ptr<const Stubs> stubs() const;
   void note_success();
   // A call on `used` failed UNAVAILABLE while its channel was not connected.
@@ -80,6 +81,7 @@ class Endpoint {
  private:
   const std::string target_;  // "127.0.0.1:2379"
   const std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  const bool tls_;
   mutable std::mutex mu_;
   std::shared_ptr<const Stubs> stubs_;              // guarded by mu_
   std::optional<Clock::time_point> failing_since_;  // guarded by mu_
