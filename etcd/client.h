@@ -60,9 +60,10 @@ struct ClientOptions {
   std::string endpoints;
   // Deadline of every unary call, and of stream setup (watch create, first keepalive).
   std::chrono::milliseconds call_timeout{5000};
-  ClientTls tls;         // used only for https:// endpoints
-  std::string user;      // etcd user; "" = no authentication
-  std::string password;  // its password
+  // (Initialised so that {endpoints, timeout} aggregate initialisation stays warning-free.)
+  ClientTls tls = {};         // used only for https:// endpoints
+  std::string user = {};      // etcd user; "" = no authentication
+  std::string password = {};  // its password
 };
 
 class Client {
