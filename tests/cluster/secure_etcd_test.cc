@@ -4,13 +4,17 @@
 // /leasehold/test/, a `nobody` user without permissions), all set up with
 // the real etcdctl. Certificates are made at run time by tests/server/
 // tls_certs.h. Checks: a 2-node cluster on it grants locks with increasing
-// tokens and fails over; a standby's redirect keeps the client's scheme
+// tokens, renews its etcd token when etcd's auth store changes, re-reads
+// its password file on SIGHUP (and logs in with it after the password
+// changed in etcd), and fails over; a standby's redirect keeps the client's scheme
 // (plain client -> plain address, redis-cli --tls -> TLS address); a wrong
 // password, a missing CA, a user without permission and a world-readable
 // password file each stop the node at start with a message naming the
 // problem (and the etcd endpoint where etcd was reached).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+
+#include <csignal>
 
 #include "tests/cluster/cluster_fixture.h"
 #include "tests/server/tls_certs.h"
@@ -62,7 +66,10 @@ class SecureEtcd : public ::testing::Test {
 };
 
 TEST_F(SecureEtcd, ClusterGrantsFailsOverAndRedirectsKeepTheScheme) {
-  auto c = LeaseholdCluster::start_with(etcd_options(), 2, etcd_flags("leasehold", "leasehold.pw"), &setup_auth,
+  // Snapshots every 5 commands: the snapshot writes and etcd compactions run under auth too.
+  std::vector<std::string> flags = etcd_flags("leasehold", "leasehold.pw");
+  flags.insert(flags.end(), {"--snapshot-every-commands", "5"});
+  auto c = LeaseholdCluster::start_with(etcd_options(), 2, flags, &setup_auth,
                                         [this](ClusterNodeProcess& n) {
                                           if (n.tls_port == 0) n.tls_port = free_port();
                                           return std::vector<std::string>{
@@ -72,24 +79,65 @@ TEST_F(SecureEtcd, ClusterGrantsFailsOverAndRedirectsKeepTheScheme) {
                                         });
   ASSERT_TRUE(c);
   ASSERT_EQ(c->etcd().endpoint(0).rfind("https://", 0), 0u);
-  const int p = c->wait_primary(60s);
-  ASSERT_GE(p, 0) << "no primary; see " << c->stderr_of(0) << " / " << c->stderr_of(1);
-  const int s = 1 - p;
+  ASSERT_GE(c->wait_primary(60s), 0) << "no primary; see " << c->stderr_of(0) << " / " << c->stderr_of(1);
 
-  auto primary = RespClient::connect(c->node(p).port);
-  ASSERT_TRUE(primary);
-  auto session = primary->call({"SESSION.OPEN", "30000"}, 10s);
-  ASSERT_EQ(session.type, resp::Type::kInteger) << session.debug_string();
-  const std::string sid = std::to_string(session.integer);
   std::int64_t last = 0;
-  for (int i = 0; i < 3; ++i) {
-    auto tok = primary->call({"LOCK.ACQUIRE", "res", sid}, 10s);
-    ASSERT_EQ(tok.type, resp::Type::kInteger) << tok.debug_string();
-    EXPECT_GT(tok.integer, last);
-    last = tok.integer;
-    auto rel = primary->call({"LOCK.RELEASE", "res", sid, std::to_string(tok.integer)}, 10s);
-    ASSERT_FALSE(rel.is_error()) << rel.debug_string();
+  // A lock on the current primary: a new session, LOCK.ACQUIRE, LOCK.RELEASE;
+  // the token must be above every earlier one. Retried until `deadline`
+  // (a step down and a new election may be under way).
+  auto grant = [&](SteadyClock::time_point deadline) {
+    std::string seen;
+    while (SteadyClock::now() < deadline) {
+      const int at = c->wait_primary(5s);
+      auto conn = at < 0 ? Result<RespClient>(Status(ErrorCode::kUnavailable, "no primary"))
+                         : RespClient::connect(c->node(at).port);
+      if (conn) {
+        auto session = conn->call({"SESSION.OPEN", "30000"}, 10s);
+        auto tok = session.type == resp::Type::kInteger
+                       ? conn->call({"LOCK.ACQUIRE", "res", std::to_string(session.integer)}, 10s)
+                       : session;
+        seen = tok.debug_string();
+        if (tok.type == resp::Type::kInteger) {
+          EXPECT_GT(tok.integer, last);
+          last = tok.integer;
+          (void)conn->call({"LOCK.RELEASE", "res", std::to_string(session.integer), std::to_string(tok.integer)}, 10s);
+          return true;
+        }
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    ADD_FAILURE() << "no grant in time; last reply " << seen;
+    return false;
+  };
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(grant(SteadyClock::now() + 30s));
+
+  // A change to etcd's users or roles makes the nodes' tokens stale: they
+  // authenticate again and go on.
+  const std::string root = "root:root-secret";
+  ASSERT_TRUE(c->etcd().etcdctl({"role", "add", "bump"}, root).is_ok());
+  ASSERT_TRUE(grant(SteadyClock::now() + 30s));
+
+  // A new password: into the file, SIGHUP (both nodes re-read it), then into
+  // etcd (the user re-created: every token is refused, the nodes log in
+  // with the new password).
+  write_password("leasehold.pw", "lh-secret-2\n", 0600);
+  for (int i = 0; i < 2; ++i) {
+    c->node(i).process.signal(SIGHUP);
+    bool reloaded = false;
+    for (auto until = SteadyClock::now() + 20s; SteadyClock::now() < until && !reloaded;) {
+      reloaded = sh("cat " + c->stderr_of(i)).find("etcd password reloaded") != std::string::npos;
+      if (!reloaded) std::this_thread::sleep_for(50ms);
+    }
+    ASSERT_TRUE(reloaded) << "node " << i << " did not reload its etcd password";
   }
+  ASSERT_TRUE(c->etcd().etcdctl({"user", "delete", "leasehold"}, root).is_ok());
+  ASSERT_TRUE(c->etcd().etcdctl({"user", "add", "leasehold:lh-secret-2"}, root).is_ok());
+  ASSERT_TRUE(c->etcd().etcdctl({"user", "grant-role", "leasehold", "leasehold"}, root).is_ok());
+  ASSERT_TRUE(grant(SteadyClock::now() + 60s));
+
+  const int p = c->wait_primary(30s);
+  ASSERT_GE(p, 0);
+  const int s = 1 - p;
 
   // The standby redirects a plain client to the primary's plain address...
   auto standby = RespClient::connect(c->node(s).port);
@@ -117,11 +165,7 @@ TEST_F(SecureEtcd, ClusterGrantsFailsOverAndRedirectsKeepTheScheme) {
   ASSERT_EQ(q, s) << "see " << c->stderr_of(s);
   auto next = RespClient::connect(c->node(q).port);
   ASSERT_TRUE(next);
-  auto session2 = next->call({"SESSION.OPEN", "30000"}, 10s);
-  ASSERT_EQ(session2.type, resp::Type::kInteger) << session2.debug_string();
-  auto tok = next->call({"LOCK.ACQUIRE", "res", std::to_string(session2.integer)}, 10s);
-  ASSERT_EQ(tok.type, resp::Type::kInteger) << tok.debug_string();
-  EXPECT_GT(tok.integer, last);
+  EXPECT_TRUE(grant(SteadyClock::now() + 30s));
 }
 
 class SecureEtcdRefusals : public SecureEtcd {
