@@ -2,15 +2,16 @@
 // etcd serves https:// only, requires client certificates and has
 // authentication on (root, a `leasehold` user whose role is readwrite on
 // /leasehold/test/, a `nobody` user without permissions), all set up with
-// the real etcdctl. Certificates are made at run time by tests/server/
-// tls_certs.h. Checks: a 2-node cluster on it grants locks with increasing
-// tokens, renews its etcd token when etcd's auth store changes, re-reads
-// its password file on SIGHUP (and logs in with it after the password
-// changed in etcd), and fails over; a standby's redirect keeps the client's scheme
-// (plain client -> plain address, redis-cli --tls -> TLS address); a wrong
-// password, a missing CA, a user without permission and a world-readable
-// password file each stop the node at start with a message naming the
-// problem (and the etcd endpoint where etcd was reached).
+// the real etcdctl. Certificates are made at run time by
+// tests/server/tls_certs.h. Checks: a 2-node cluster on it grants locks
+// with increasing tokens, renews its etcd token when etcd's auth store
+// changes, re-reads its password file on SIGHUP (and logs in with it after
+// the password changed in etcd), and fails over; a standby's redirect keeps
+// the client's scheme (plain client -> plain address, redis-cli --tls ->
+// TLS address); a wrong password, no CA or the wrong one, a missing CA
+// file, a user without permission and a world-readable password file each
+// stop the node at start with a message naming the problem (and the etcd
+// endpoint where etcd was reached).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -212,6 +213,14 @@ TEST_F(SecureEtcdRefusals, EachMisconfigurationStopsTheStartWithAClearMessage) {
   const std::string no_ca = start_fails("no-ca", etcd_flags("leasehold", "leasehold.pw", false));
   EXPECT_NE(no_ca.find("TLS handshake failed"), std::string::npos) << no_ca;
   EXPECT_NE(no_ca.find(etcd_target()), std::string::npos) << no_ca;
+
+  const std::string other_ca = start_fails("other-ca", [&] {
+    auto f = etcd_flags("leasehold", "leasehold.pw", false);
+    f.insert(f.end(), {"--etcd-ca", certs_.path("other-ca.crt")});  // a CA that did not sign etcd's certificate
+    return f;
+  }());
+  EXPECT_NE(other_ca.find("TLS handshake failed"), std::string::npos) << other_ca;
+  EXPECT_NE(other_ca.find(etcd_target()), std::string::npos) << other_ca;
 
   const std::string missing_ca =
       start_fails("missing-ca", [&] {
