@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cluster/cluster_member_impl.h"
+#include "cluster/etcd_security.h"
 #include "etcd/election.h"
 #include "etcd/keepalive.h"
 
@@ -54,7 +55,7 @@ void ClusterMember::Impl::campaign_with_lease(const etcd::LeaseGrant& grant, con
   });
   if (!keepalive) return;
   etcd::Election election(*client_, election_prefix());
-  auto won = election.campaign(grant.id, options_.advertise,
+  auto won = election.campaign(grant.id, encode_advertised({options_.advertise, options_.advertise_tls}),
                                std::chrono::steady_clock::now() + std::chrono::hours(24 * 365),
                                lease_stop.get_token());
   if (!won) return;

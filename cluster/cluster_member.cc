@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "cluster/cluster_member_impl.h"
+#include "cluster/etcd_security.h"
 #include "etcd/election.h"
 
 namespace leasehold::cluster {
@@ -43,10 +44,9 @@ ClusterMember::Impl::~Impl() {
 }
 
 Status ClusterMember::Impl::open(node::NodeOptions node_options, node::Clock& clock) {
-  etcd::ClientOptions co;
-  co.endpoints = options_.etcd_endpoints;
-  co.call_timeout = options_.etcd_timeout;
-  auto client = etcd::Client::create(co);
+  auto co = etcd_client_options(options_);
+  if (!co) return co.status();
+  auto client = etcd::Client::create(*co);
   if (!client) return client.status();
   client_ = std::shared_ptr<etcd::Client>(std::move(client).value());
   log::EtcdLogOptions lo;
@@ -62,22 +62,29 @@ Status ClusterMember::Impl::open(node::NodeOptions node_options, node::Clock& cl
   const bool wait_forever = options_.startup_wait.count() == 0;
   const auto recover_until = std::chrono::steady_clock::now() + options_.startup_wait;
   std::chrono::milliseconds pause{200};
+  bool access_checked = false;
   for (int attempt = 1;; ++attempt) {
-    auto log = log::EtcdLog::open(lo);
-    if (!log) return log.status();
-    log::EtcdLog* raw_log = log->get();
-    auto node = node::Node::open(node_options, std::move(log).value(), clock, post_);
-    if (node) {
-      log_ = raw_log;  // owned by the node from here on (only then: ~Impl uses it)
-      owned_node_ = std::move(node).value();
-      break;
+    Status st = access_checked ? Status::ok() : client_->check_access(options_.prefix() + "/");
+    if (st) {
+      access_checked = true;
+      auto log = log::EtcdLog::open(lo);
+      if (!log) return log.status();
+      log::EtcdLog* raw_log = log->get();
+      auto node = node::Node::open(node_options, std::move(log).value(), clock, post_);
+      if (node) {
+        log_ = raw_log;  // owned by the node from here on (only then: ~Impl uses it)
+        owned_node_ = std::move(node).value();
+        break;
+      }
+      st = node.status();
+    } else if (st.code() == ErrorCode::kInternal) {  // e.g. no permission
+      return Status(st.code(), "etcd access to the key prefix " + options_.prefix() + "/ refused: " + st.message());
     }
-    if (node.status().code() != ErrorCode::kUnavailable ||
-        (!wait_forever && std::chrono::steady_clock::now() >= recover_until)) {
-      return node.status();
+    if (st.code() != ErrorCode::kUnavailable || (!wait_forever && std::chrono::steady_clock::now() >= recover_until)) {
+      return st;
     }
     spdlog::warn("cluster recovery: etcd unavailable, retrying in {} ms attempt={} error=\"{}\"", pause.count(),
-                 attempt, node.status().to_string());
+                 attempt, st.to_string());
     std::this_thread::sleep_for(pause);
     pause = std::min<std::chrono::milliseconds>(2 * pause, std::chrono::seconds(2));
   }
@@ -107,6 +114,18 @@ Status ClusterMember::Impl::open(node::NodeOptions node_options, node::Clock& cl
 }
 
 std::unique_ptr<node::Node> ClusterMember::Impl::take_node() { return std::move(owned_node_); }
+
+std::string ClusterMember::Impl::primary_tls_address(const std::string& primary) const {
+  return !primary.empty() && primary == leader_plain_ ? leader_tls_ : std::string();
+}
+
+Status ClusterMember::Impl::reload_etcd_password() {
+  if (options_.etcd_password_file.empty()) return Status::ok();
+  auto pass = read_etcd_password(options_.etcd_password_file);
+  if (!pass) return pass.status();
+  client_->set_password(std::move(pass).value());
+  return Status::ok();
+}
 
 std::string ClusterMember::Impl::election_prefix() const { return options_.prefix() + "/election"; }
 
@@ -187,7 +206,10 @@ void ClusterMember::Impl::refresh_leader() {
     if ((*leader)->key == own) {
       return self.node_->set_primary_address("", "this node was elected and is catching up");
     }
-    self.node_->set_primary_address((*leader)->value, "");
+    AdvertisedAddresses addresses = decode_advertised((*leader)->value);
+    self.leader_plain_ = addresses.plain;
+    self.leader_tls_ = std::move(addresses.tls);
+    self.node_->set_primary_address(std::move(addresses.plain), "");
   });
 }
 
@@ -225,5 +247,9 @@ Result<std::unique_ptr<ClusterMember>> ClusterMember::start(const ClusterOptions
 ClusterMember::ClusterMember(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ClusterMember::~ClusterMember() = default;
 std::unique_ptr<node::Node> ClusterMember::take_node() { return impl_->take_node(); }
+std::string ClusterMember::primary_tls_address(const std::string& primary) const {
+  return impl_->primary_tls_address(primary);
+}
+Status ClusterMember::reload_etcd_password() { return impl_->reload_etcd_password(); }
 
 }  // namespace leasehold::cluster

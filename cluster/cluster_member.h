@@ -7,7 +7,8 @@
 //    to Node::follow() (standby). The primary applies its own appends.
 //  - CAMPAIGN: a background thread holds an etcd lease (TTL = lease_ttl,
 //    kept alive by etcd::LeaseKeepAlive) and campaigns with the election
-//    recipe (etcd/election.h) under "<prefix>/election", value = advertise.
+//    recipe (etcd/election.h) under "<prefix>/election", value = advertise
+//    (and advertise_tls: cluster/etcd_security.h encode_advertised).
 //  - PROMOTE: once elected it reads the highest log index in etcd (a
 //    linearizable read), waits until the node applied it, then sets the
 //    log's fencing term and calls Node::promote() (timers restart with the
@@ -54,6 +55,14 @@ struct ClusterOptions {
   std::string etcd_endpoints;     // comma-separated URLs; empty = embedded mode
   std::string cluster_name = "leasehold";
   std::string advertise;          // host:port clients use to reach this node
+  std::string advertise_tls;      // host:port of its TLS listener; "" = none
+  // A secured etcd (cluster/etcd_security.h, docs/security.md): TLS for
+  // https:// endpoints and an etcd user whose role may read and write prefix().
+  std::string etcd_ca_file;        // PEM CAs that sign etcd's certificate ("" = system CAs)
+  std::string etcd_cert_file;      // PEM client certificate (etcd --client-cert-auth)
+  std::string etcd_key_file;       // its key
+  std::string etcd_user;           // "" = no etcd authentication
+  std::string etcd_password_file;  // the user's password (one line; not world-readable)
   std::string data_dir;           // local snapshots
   std::int64_t lease_ttl_s = 5;   // the etcd lease behind the election key
   std::chrono::milliseconds etcd_timeout{2000};    // every etcd call
@@ -73,9 +82,13 @@ class ClusterMember {
   // the member catches up by itself (CATCH UP above).
   using FatalHandler = std::function<void(const Status& why)>;
 
-  // Recovers the node from the local / etcd snapshot and the etcd log, starts
-  // following and campaigning. Errors: kInvalidArgument (options), kUnavailable
-  // (etcd unreachable during recovery), the node's open errors.
+  // Checks the etcd user's access to the cluster prefix (etcd::Client::
+  // check_access), recovers the node from the local / etcd snapshot and the
+  // etcd log, starts following and campaigning. Errors: kInvalidArgument
+  // (options, unreadable TLS or password files, wrong etcd password),
+  // kInternal (the etcd user may not read and write the prefix), kUnavailable
+  // (etcd unreachable, or the TLS handshake failing, during recovery), the
+  // node's open errors.
   static Result<std::unique_ptr<ClusterMember>> start(const ClusterOptions& options,
                                                       node::NodeOptions node_options, node::Clock& clock,
                                                       node::Executor post, FatalHandler on_fatal);
@@ -85,6 +98,15 @@ class ClusterMember {
 
   // The node (once; the caller owns it and must destroy it after the member).
   std::unique_ptr<node::Node> take_node();
+
+  // Loop thread. The TLS address of the primary whose plain address is
+  // `primary` (as in Node::primary_address()), "" when it advertises none
+  // or is not the current one: a standby's -REDIRECT to a TLS client.
+  std::string primary_tls_address(const std::string& primary) const;
+  // Re-reads --etcd-password-file (SIGHUP): the next etcd authentication
+  // uses it. No-op without one. Errors: read_etcd_password's; the old
+  // password stays then.
+  Status reload_etcd_password();
 
  private:
   class Impl;

@@ -61,6 +61,10 @@ class ClusterMember::Impl {
   // campaign and catch-up threads (ClusterMember::start).
   Status open(node::NodeOptions node_options, node::Clock& clock);
   std::unique_ptr<node::Node> take_node();
+  // Loop thread: see ClusterMember::primary_tls_address.
+  std::string primary_tls_address(const std::string& primary) const;
+  // Any thread: see ClusterMember::reload_etcd_password.
+  Status reload_etcd_password();
 
  private:
   using SteadyTime = std::chrono::steady_clock::time_point;
@@ -133,6 +137,8 @@ class ClusterMember::Impl {
   std::unique_ptr<etcd::Watcher> log_watch_;
   std::unique_ptr<etcd::Watcher> leader_watch_;
   std::unique_ptr<ReadBarrier> barrier_;  // loop thread
+  std::string leader_plain_;              // loop thread: the redirect target (Node::primary_address)
+  std::string leader_tls_;                // loop thread: its TLS address, "" = none
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -2,6 +2,7 @@
 // apply (see the header).
 #include "cluster/read_barrier.h"
 
+#include "cluster/etcd_security.h"
 #include "etcd/election.h"
 #include "log/etcd_log.h"
 
@@ -94,7 +95,7 @@ ReadBarrier::Outcome ReadBarrier::confirm(const etcd::QueueKey& term) const {
     etcd::Election election(*client_, prefix_ + "/election");
     auto leader = election.leader();
     if (leader && leader->has_value() && (*leader)->key != term.key && !(*leader)->value.empty()) {
-      out.status = Status(ErrorCode::kRedirect, (*leader)->value);
+      out.status = Status(ErrorCode::kRedirect, decode_advertised((*leader)->value).plain);
     } else {
       out.status = Status(ErrorCode::kUnavailable, why);
     }

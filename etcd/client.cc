@@ -1,5 +1,7 @@
 #include "etcd/client.h"
 
+#include <algorithm>
+
 #include "etcd/connections.h"
 #include "etcd/convert.h"
 #include "etcd/endpoints.h"
@@ -15,9 +17,33 @@ Result<std::unique_ptr<Client>> Client::create(const ClientOptions& options) {
   if (options.call_timeout.count() <= 0) {
     return Status(ErrorCode::kInvalidArgument, "etcd call timeout must be > 0");
   }
-  return std::unique_ptr<Client>(
-      new Client(std::make_unique<detail::Connections>(*targets, options.call_timeout)));
+  const ClientTls& tls = options.tls;
+  if (tls.cert_pem.empty() != tls.key_pem.empty()) {
+    return Status(ErrorCode::kInvalidArgument, "etcd client certificate and key go together (one is missing)");
+  }
+  const bool any_tls = std::any_of(targets->begin(), targets->end(), [](const EndpointUrl& e) { return e.tls; });
+  if (!any_tls && (!tls.ca_pem.empty() || !tls.cert_pem.empty())) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "etcd TLS certificates are given but no endpoint is https:// (" + options.endpoints + ")");
+  }
+  if (options.user.empty() && !options.password.empty()) {
+    return Status(ErrorCode::kInvalidArgument, "an etcd password needs an etcd user");
+  }
+  return std::unique_ptr<Client>(new Client(std::make_unique<detail::Connections>(*targets, options)));
 }
+
+Status Client::check_access(std::string_view prefix) {
+  const std::string probe = std::string(prefix) + "access-check";
+  // Version is never below 0: the compare fails and only the failure branch
+  // (a range) runs; etcd checks the permissions of both branches first.
+  // (One key may appear once per branch: the delete uses another.)
+  auto result = txn({Compare::version(probe, Compare::Op::kLess, 0)},
+                    {TxnOp::put(probe, ""), TxnOp::del(probe + "/")},
+                    {TxnOp::get(std::string(prefix), prefix_end(prefix), RangeOptions{.limit = 1, .keys_only = true})});
+  return result.status();
+}
+
+void Client::set_password(std::string password) { connections_->auth().set_password(std::move(password)); }
 
 Client::Client(std::unique_ptr<detail::Connections> connections) : connections_(std::move(connections)) {}
 Client::~Client() = default;

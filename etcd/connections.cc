@@ -7,7 +7,8 @@ namespace {
 
 constexpr int kMaxReceiveBytes = 32 * 1024 * 1024;
 
-std::shared_ptr<grpc::Channel> make_channel(const std::string& target) {
+std::shared_ptr<grpc::Channel> make_channel(const std::string& target,
+                                           const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
   grpc::ChannelArguments args;
   // Reconnect quickly after a member restarts (gRPC's default backoff grows to 120 s).
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
@@ -26,7 +27,7 @@ std::shared_ptr<grpc::Channel> make_channel(const std::string& target) {
   args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
   // Each client owns its connections (no sharing through the global pool).
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(target, credentials, args);
 }
 
 const char* grpc_code_name(grpc::StatusCode code) {
@@ -51,6 +52,23 @@ const char* grpc_code_name(grpc::StatusCode code) {
   }
 }
 
+// gRPC's words for a TLS handshake that failed (wrong CA, no or refused
+// client certificate, a plain-text server).
+bool tls_handshake_failed(const grpc::Status& status) {
+  const std::string& m = status.error_message();
+  return m.find("Ssl handshake failed") != std::string::npos || m.find("SSL_ERROR") != std::string::npos ||
+         m.find("Handshake failed") != std::string::npos || m.find("handshake failed") != std::string::npos;
+}
+
+// A connection the peer closed before it was usable (gRPC's words): on a TLS
+// endpoint typically etcd refusing our client certificate.
+bool closed_during_setup(const grpc::Status& status) {
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE || tls_handshake_failed(status)) return false;
+  const std::string& m = status.error_message();
+  return m.find("handshaker shutdown") != std::string::npos || m.find("Endpoint read failed") != std::string::npos ||
+         m.find("Socket closed") != std::string::npos;
+}
+
 // etcd answers UNKNOWN with Go's context error when its side of our
 // deadline fires first, and when Raft dropped a proposal (no leader).
 bool unknown_containing(const grpc::Status& status, std::string_view text) {
@@ -70,16 +88,22 @@ bool is_unavailable(const grpc::Status& status) {
          unknown_containing(status, "context canceled") || unknown_containing(status, "proposal dropped");
 }
 
-std::shared_ptr<const Stubs> make_stubs(const std::string& target) {
+std::shared_ptr<const Stubs> make_stubs(const std::string& target,
+                                        const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
   auto stubs = std::make_shared<Stubs>();
-  stubs->channel = make_channel(target);
+  stubs->channel = make_channel(target, credentials);
   stubs->kv = etcdserverpb::KV::NewStub(stubs->channel);
   stubs->lease = etcdserverpb::Lease::NewStub(stubs->channel);
   stubs->watch = etcdserverpb::Watch::NewStub(stubs->channel);
+  stubs->auth = etcdserverpb::Auth::NewStub(stubs->channel);
   return stubs;
 }
 
-Endpoint::Endpoint(std::string target) : target_(std::move(target)), stubs_(make_stubs(target_)) {}
+Endpoint::Endpoint(std::string target, std::shared_ptr<grpc::ChannelCredentials> credentials, bool tls)
+    : target_(std::move(target)),
+      credentials_(std::move(credentials)),
+      tls_(tls),
+      stubs_(make_stubs(target_, credentials_)) {}
 
 std::shared_ptr<const Stubs> Endpoint::stubs() const {
   std::lock_guard lock(mu_);
@@ -97,15 +121,26 @@ void Endpoint::note_unconnected_failure(const std::shared_ptr<const Stubs>& used
   if (used != stubs_) return;  // already renewed
   if (!failing_since_) failing_since_ = now;
   if (now - *failing_since_ < kRenewAfter || now - renewed_at_ < kRenewAfter) return;
-  stubs_ = make_stubs(target_);
+  stubs_ = make_stubs(target_, credentials_);
   renewed_at_ = now;
   failing_since_ = now;
 }
 
-Connections::Connections(const std::vector<std::string>& targets, std::chrono::milliseconds call_timeout)
-    : call_timeout_(call_timeout) {
-  endpoints_.reserve(targets.size());
-  for (const std::string& target : targets) endpoints_.push_back(std::make_unique<Endpoint>(target));
+Connections::Connections(const std::vector<EndpointUrl>& endpoints, const ClientOptions& options)
+    : call_timeout_(options.call_timeout), auth_(options.user, options.password) {
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = options.tls.ca_pem;  // "": gRPC's default roots
+  ssl.pem_private_key = options.tls.key_pem;
+  ssl.pem_cert_chain = options.tls.cert_pem;
+  const auto tls = grpc::SslCredentials(ssl);
+  const auto plain = grpc::InsecureChannelCredentials();
+  endpoints_.reserve(endpoints.size());
+  for (const EndpointUrl& e : endpoints) endpoints_.push_back(std::make_unique<Endpoint>(e.target, e.tls ? tls : plain, e.tls));
+}
+
+Result<std::string> Connections::stream_token() {
+  if (!auth_.enabled()) return std::string();
+  return auth_.token(*this, Clock::now() + call_timeout_);
 }
 
 void Connections::advance_from(std::size_t failed) {
@@ -116,6 +151,20 @@ void Connections::advance_from(std::size_t failed) {
 
 Status Connections::unary(std::string_view what, Retry retry, const Attempt& attempt) {
   const Clock::time_point deadline = Clock::now() + call_timeout_;
+  if (!auth_.enabled()) return unary_until(what, retry, deadline, nullptr, attempt);
+  for (int round = 0;; ++round) {
+    auto token = auth_.token(*this, deadline);
+    if (!token) return token.status();
+    bool refused = false;
+    Status s = unary_until(what, retry, deadline, &*token, attempt, &refused);
+    if (!refused) return s;
+    auth_.invalidate(*token);
+    if (round == 1) return s;  // a fresh token refused too
+  }
+}
+
+Status Connections::unary_until(std::string_view what, Retry retry, Clock::time_point deadline,
+                                const std::string* token, const Attempt& attempt, bool* refused_token) {
   const std::size_t start = current();
   Status last(ErrorCode::kUnavailable, "etcd unavailable: " + std::string(what) + ": deadline passed");
   for (std::size_t i = 0; i < endpoints_.size(); ++i) {
@@ -126,6 +175,7 @@ Status Connections::unary(std::string_view what, Retry retry, const Attempt& att
     const bool was_connected = stubs->channel->GetState(false) == GRPC_CHANNEL_READY;
     grpc::ClientContext context;
     set_deadline(context, deadline);
+    if (token != nullptr) Auth::attach(context, *token);
     const grpc::Status status = attempt(*stubs, context);
     if (status.ok()) {
       ep.note_success();
@@ -133,6 +183,23 @@ Status Connections::unary(std::string_view what, Retry retry, const Attempt& att
       return Status::ok();
     }
     last = to_status(status, what, ep.target());
+    if (ep.tls() && closed_during_setup(status)) {
+      last = Status(last.code(), last.message() +
+                                     " (the TLS connection was closed while it was set up: does etcd trust the "
+                                     "client certificate, if it requires one?)");
+    }
+    if (token != nullptr && refused_token != nullptr && Auth::needs_new_token(status)) {
+      ep.note_success();  // etcd answered, before applying anything
+      *refused_token = true;
+      return last;
+    }
+    if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED && auth_.enabled()) {
+      ep.note_success();
+      return Status(ErrorCode::kInternal, "etcd user '" + auth_.user() + "' has no permission for " +
+                                              std::string(what) + " via " + ep.target() +
+                                              " (etcd: " + status.error_message() +
+                                              "): its role needs readwrite on the cluster's key prefix");
+    }
     if (!is_unavailable(status)) {
       ep.note_success();  // etcd answered
       return last;        // an error about the request itself
@@ -161,6 +228,12 @@ Status to_status(const grpc::Status& status, std::string_view what, std::string_
   if (status.ok()) return Status::ok();
   const std::string detail = std::string(what) + " via " + std::string(target) + ": " +
                              grpc_code_name(status.error_code()) + ": " + status.error_message();
+  if (tls_handshake_failed(status)) {
+    return Status(ErrorCode::kUnavailable,
+                  "etcd unavailable: TLS handshake failed: " + detail +
+                      " (check the CA certificate that signed etcd's certificate, the client certificate and key etcd "
+                      "trusts, and https:// for a TLS etcd)");
+  }
   // UNAVAILABLE and DEADLINE_EXCEEDED are among these.
   if (is_unavailable(status)) return Status(ErrorCode::kUnavailable, "etcd unavailable: " + detail);
   switch (status.error_code()) {

@@ -15,6 +15,12 @@
 //   - DEADLINE_EXCEEDED ends the call. Every failure moves the current
 //     endpoint on, so the next call starts elsewhere (a SIGSTOPped member
 //     costs one timeout, not every call).
+// Authentication (ClientOptions::user): every attempt carries the token of
+// etcd/auth.h; a call that etcd refuses for its token gets a new token and is
+// repeated once (etcd refused it before applying anything).
+// TLS: https:// endpoints get a channel with grpc::SslCredentials built from
+// ClientOptions::tls (CA, client certificate and key); http:// ones an
+// insecure channel.
 // Thread-safety: all members are safe to call concurrently (gRPC stubs are
 // thread-safe; the current index is atomic).
 #pragma once
@@ -31,6 +37,9 @@
 #include <string_view>
 #include <vector>
 
+#include "etcd/auth.h"
+#include "etcd/client.h"
+#include "etcd/endpoints.h"
 #include "etcd_api.grpc.pb.h"
 #include "leasehold/status.h"
 
@@ -46,6 +55,7 @@ struct Stubs {
   std::unique_ptr<etcdserverpb::KV::Stub> kv;
   std::unique_ptr<etcdserverpb::Lease::Stub> lease;
   std::unique_ptr<etcdserverpb::Watch::Stub> watch;
+  std::unique_ptr<etcdserverpb::Auth::Stub> auth;
 };
 
 // CHANNEL RENEWAL: gRPC channels whose connection attempts keep failing can
@@ -60,8 +70,9 @@ class Endpoint {
  public:
   static constexpr std::chrono::seconds kRenewAfter{2};
 
-  explicit Endpoint(std::string target);
+  Endpoint(std::string target, std::shared_ptr<grpc::ChannelCredentials> credentials, bool tls);
   const std::string& target() const { return target_; }
+  bool tls() const { return tls_; }
   std::shared_ptr<const Stubs> stubs() const;
   void note_success();
   // A call on `used` failed UNAVAILABLE while its channel was not connected.
@@ -69,6 +80,8 @@ class Endpoint {
 
  private:
   const std::string target_;  // "127.0.0.1:2379"
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  const bool tls_;
   mutable std::mutex mu_;
   std::shared_ptr<const Stubs> stubs_;              // guarded by mu_
   std::optional<Clock::time_point> failing_since_;  // guarded by mu_
@@ -81,7 +94,7 @@ using Attempt = std::function<grpc::Status(const Stubs&, grpc::ClientContext&)>;
 
 class Connections {
  public:
-  Connections(const std::vector<std::string>& targets, std::chrono::milliseconds call_timeout);
+  Connections(const std::vector<EndpointUrl>& endpoints, const ClientOptions& options);
 
   std::size_t size() const { return endpoints_.size(); }
   std::chrono::milliseconds call_timeout() const { return call_timeout_; }
@@ -92,13 +105,25 @@ class Connections {
   void advance_from(std::size_t failed);
   void mark_good(std::size_t index) { current_.store(index % endpoints_.size(), std::memory_order_relaxed); }
 
-  // Runs one unary call under the failover rule above. `what` names the
-  // operation in error messages ("put", "txn", ...).
+  // Runs one unary call under the failover rule above, with the token when
+  // authentication is on. `what` names the operation in error messages
+  // ("put", "txn", ...).
   Status unary(std::string_view what, Retry retry, const Attempt& attempt);
+  // The failover loop itself, ending by `deadline`, with `token` (nullptr:
+  // none). `refused_token`, when given, is set when etcd refused the token
+  // (Auth::needs_new_token), which ends the loop.
+  Status unary_until(std::string_view what, Retry retry, Clock::time_point deadline, const std::string* token,
+                     const Attempt& attempt, bool* refused_token = nullptr);
+
+  Auth& auth() { return auth_; }
+  // The token for a stream starting now (authenticating within the call
+  // timeout if needed); "" without authentication.
+  Result<std::string> stream_token();
 
  private:
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::chrono::milliseconds call_timeout_;
+  Auth auth_;
   std::atomic<std::size_t> current_{0};
 };
 
@@ -112,7 +137,9 @@ bool is_unavailable(const grpc::Status& status);
 bool is_timeout(const grpc::Status& status);
 
 // gRPC status -> leasehold Status. UNAVAILABLE and DEADLINE_EXCEEDED become
-// kUnavailable "etcd unavailable: <what> via <target>: <detail>".
+// kUnavailable "etcd unavailable: <what> via <target>: <detail>" (a failed
+// TLS handshake says so and names the --etcd-* flags to check);
+// PERMISSION_DENIED becomes kInternal "etcd user has no permission for ...".
 Status to_status(const grpc::Status& status, std::string_view what, std::string_view target);
 
 }  // namespace leasehold::etcd::detail

@@ -11,14 +11,19 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-Result<std::string> parse_one(std::string_view entry) {
+Result<EndpointUrl> parse_one(std::string_view entry) {
   std::string_view rest = trim(entry);
   if (rest.empty()) return Status(ErrorCode::kInvalidArgument, "etcd endpoint list has an empty entry");
+  bool tls = false;
   if (rest.starts_with("https://")) {
+    rest.remove_prefix(8);
+    tls = true;
+  } else if (rest.starts_with("http://")) {
+    rest.remove_prefix(7);
+  } else if (rest.find("://") != std::string_view::npos) {
     return Status(ErrorCode::kInvalidArgument,
-                  "etcd endpoint '" + std::string(rest) + "': https (TLS) is not supported");
+                  "etcd endpoint '" + std::string(rest) + "': the scheme must be http:// or https://");
   }
-  if (rest.starts_with("http://")) rest.remove_prefix(7);
   if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
   const std::size_t colon = rest.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size()) {
@@ -36,13 +41,13 @@ Result<std::string> parse_one(std::string_view entry) {
     return Status(ErrorCode::kInvalidArgument,
                   "etcd endpoint '" + std::string(trim(entry)) + "': unexpected path");
   }
-  return std::string(rest);
+  return EndpointUrl{std::string(rest), tls};
 }
 
 }  // namespace
 
-Result<std::vector<std::string>> parse_endpoints(std::string_view comma_separated) {
-  std::vector<std::string> targets;
+Result<std::vector<EndpointUrl>> parse_endpoints(std::string_view comma_separated) {
+  std::vector<EndpointUrl> targets;
   if (trim(comma_separated).empty()) {
     return Status(ErrorCode::kInvalidArgument, "etcd endpoint list is empty");
   }

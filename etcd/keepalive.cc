@@ -176,6 +176,10 @@ LeaseKeepAlive::StreamResult LeaseKeepAlive::run_stream(std::size_t endpoint_ind
   detail::Endpoint& ep = client_.connections().endpoint(endpoint_index);
   Stream stream;
   stream.context.AddMetadata("hasleader", "true");
+  const Clock::time_point token_start = Clock::now();
+  auto token = client_.connections().stream_token();  // cached but after a refusal
+  if (!token) return {StreamEnd::kBroken, false, false, Clock::now() - token_start};
+  detail::Auth::attach(stream.context, *token);
   Clock::time_point deadline;
   {
     std::lock_guard lock(mu_);
@@ -245,7 +249,7 @@ LeaseKeepAlive::StreamResult LeaseKeepAlive::run_stream(std::size_t endpoint_ind
   }
   stream.context.TryCancel();
   stream.reader.join();
-  (void)stream.rw->Finish();
+  if (detail::Auth::needs_new_token(stream.rw->Finish())) client_.connections().auth().invalidate(*token);
   if (gone) {
     report_lost(Status(ErrorCode::kSessionExpired,
                        "etcd lease " + std::to_string(lease_id_) + " is gone (expired or revoked)"));

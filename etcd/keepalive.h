@@ -61,6 +61,11 @@
 // deadline passes without an answer (kUnavailable). The runner then stops;
 // a lost lease never comes back.
 //
+// With etcd authentication (ClientOptions::user) each stream carries the
+// token of etcd/auth.h; a stream that etcd ends for its token drops it and
+// the next stream authenticates again (a unary call within the client's
+// call timeout, counted against that attempt's member).
+//
 // Thread-safety: lost(), safe_deadline() and lease_id() are safe from any
 // thread. `on_lost` runs on the runner thread; it must not destroy the
 // LeaseKeepAlive. The destructor stops the threads (it does not revoke the

@@ -87,6 +87,9 @@ Watcher::StreamEnd Watcher::run_stream(std::size_t endpoint_index) {
     }
   } unregister{this};
 
+  auto token = client_.connections().stream_token();
+  if (!token) return StreamEnd::kBroken;  // retried on the next endpoint
+  detail::Auth::attach(stream.context, *token);
   stream.stubs = ep.stubs();
   stream.rw = stream.stubs->watch->Watch(&stream.context);
   const std::int64_t resume_from = next_revision_.load();
@@ -108,6 +111,21 @@ Watcher::StreamEnd Watcher::run_stream(std::size_t endpoint_index) {
         end = StreamEnd::kFailed;
         break;
       }
+      const bool denied = response.canceled() && response.cancel_reason().find("permission denied") != std::string::npos;
+      detail::Auth& auth = client_.connections().auth();
+      if (denied && auth.enabled() && !denied_once_) {
+        denied_once_ = true;  // perhaps a stale token: renew it and watch again
+        auth.invalidate(*token);
+        break;
+      }
+      if (denied && auth.enabled()) {
+        fail({Status(ErrorCode::kInternal, "etcd canceled the watch on '" + options_.key + "': " +
+                                               response.cancel_reason() + " (etcd user '" + auth.user() +
+                                               "' needs read permission on it)"),
+              0});
+        end = StreamEnd::kFailed;
+        break;
+      }
       if (response.canceled()) {
         fail({Status(ErrorCode::kInvalidArgument,
                      "etcd canceled the watch on '" + options_.key + "': " + response.cancel_reason()),
@@ -116,6 +134,7 @@ Watcher::StreamEnd Watcher::run_stream(std::size_t endpoint_index) {
         break;
       }
       if (response.created()) {
+        denied_once_ = false;
         client_.connections().mark_good(endpoint_index);
         if (resume_from == 0) next_revision_.store(response.header().revision() + 1);
         {
@@ -147,7 +166,7 @@ Watcher::StreamEnd Watcher::run_stream(std::size_t endpoint_index) {
   etcdserverpb::WatchResponse drained;
   while (stream.rw->Read(&drained)) {
   }
-  (void)stream.rw->Finish();
+  if (detail::Auth::needs_new_token(stream.rw->Finish())) client_.connections().auth().invalidate(*token);
   return end;
 }
 

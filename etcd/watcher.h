@@ -17,6 +17,11 @@
 // available; the caller must re-read state and watch from there) or another
 // reason (kInvalidArgument with etcd's reason, e.g. a future revision).
 //
+// With etcd authentication (ClientOptions::user) each stream carries the
+// token; etcd cancels a watch whose token is no longer valid as "permission
+// denied", so the first such cancel renews the token and re-creates the
+// watch; a second one in a row fails it (kInternal, naming the user).
+//
 // Thread-safety: next_revision() and failed() are safe from any thread.
 // Callbacks run on the watcher thread, one at a time; they must not destroy
 // the Watcher. The destructor cancels the watch and joins the thread; no
@@ -88,6 +93,7 @@ class Watcher {
   void fail(const WatchFailure& failure);
 
   Client& client_;
+  bool denied_once_ = false;  // watcher thread only: the last create was refused for permission
   const WatchOptions options_;
   EventsHandler on_events_;
   FailureHandler on_failure_;

@@ -201,6 +201,11 @@ void client(CommandContext& ctx) {
 void role(CommandContext& ctx) {
   const node::Role r = ctx.server.node().role();
   std::string primary = ctx.server.node().primary_address();
+  if (!primary.empty() && ctx.conn->tls()) {
+    // The address this client can use: the primary's TLS one (its plain one if it has none).
+    const std::string tls = ctx.server.primary_for(primary, true);
+    if (!tls.empty()) primary = tls;
+  }
   if (primary.empty()) primary = ctx.server.listen_address();
   ctx.reply.write([&](resp::Writer& w) {
     w.array_header(2);

@@ -18,6 +18,19 @@ struct WriteRequest {
 }  // namespace
 
 void Responder::error(const Status& status) {
+  if (status.code() == ErrorCode::kRedirect) {
+    // A redirect keeps the client's scheme: a TLS client goes to the primary's TLS address.
+    auto conn = conn_.lock();
+    if (conn && conn->tls()) {
+      const std::string target = conn->server().primary_for(status.message(), true);
+      const Status redirect = target.empty() ? Status(ErrorCode::kUnavailable,
+                                                      "the primary " + status.message() +
+                                                          " advertises no TLS address (its --tls-listen)")
+                                             : Status(ErrorCode::kRedirect, target);
+      const std::string text = leasehold::server::error_text(redirect);
+      return write([&text](resp::Writer& w) { w.error(text); });
+    }
+  }
   const std::string text = leasehold::server::error_text(status);
   write([&text](resp::Writer& w) { w.error(text); });
 }

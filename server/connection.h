@@ -107,6 +107,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t queued() const { return queue_.size(); }
   std::size_t output_bytes() const { return wbuf_.size() + tls_out_.size() + inflight_bytes_; }
   bool tls() const { return tls_ != nullptr; }
+  Server& server() const { return server_; }
   bool blocked() const;
 
   // libuv glue.

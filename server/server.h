@@ -125,6 +125,10 @@ class Server {
   // A TLS client presented a verified certificate with subject CN `cn`: the
   // connection becomes that user when it exists and is on.
   void on_tls_client_certificate(Connection& conn, const std::string& cn);
+  // Where a standby sends a client to the primary whose (plain) address is
+  // `primary`: that address for a plain connection; for a TLS one the TLS
+  // address the primary advertised in the election, "" if none.
+  std::string primary_for(const std::string& primary, bool tls) const;
   // Answers `reply` with the error `text` after `delay` (a loop timer).
   void delay_error(Responder reply, std::string text, std::chrono::milliseconds delay);
 

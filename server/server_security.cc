@@ -66,9 +66,21 @@ Status Server::reload_acl() {
   return Status::ok();
 }
 
+std::string Server::primary_for(const std::string& primary, bool tls) const {
+  if (!tls || primary.empty()) return primary;
+  return cluster_ ? cluster_->primary_tls_address(primary) : std::string();
+}
+
 void Server::on_sighup() {
   spdlog::info("SIGHUP: reloading users and certificates");
   (void)reload_acl();
+  if (cluster_) {
+    if (Status st = cluster_->reload_etcd_password(); !st) {
+      spdlog::error("etcd password reload failed, keeping the current one error=\"{}\"", st.message());
+    } else if (!config_.cluster.etcd_password_file.empty()) {
+      spdlog::info("etcd password reloaded (used at the next etcd authentication)");
+    }
+  }
   if (!tls_ctx_) return;
   auto ctx = TlsContext::load(config_.tls);
   if (!ctx) {

@@ -166,7 +166,16 @@ void run_server(ServerFlags& flags) {
       return;
     }
   }
+  const cluster::ClusterOptions& cl = cfg.cluster;
+  if (!cl.enabled() && !(cl.etcd_ca_file + cl.etcd_cert_file + cl.etcd_key_file + cl.etcd_user +
+                         cl.etcd_password_file + cl.advertise_tls).empty()) {
+    std::cerr << "leasehold server: --etcd-ca, --etcd-cert, --etcd-key, --etcd-user, --etcd-password-file and "
+                 "--advertise-tls are for cluster mode (--etcd)\n";
+    set_exit_code(2);
+    return;
+  }
   if (cfg.cluster.enabled() && cfg.cluster.advertise.empty()) cfg.cluster.advertise = flags.listen;
+  if (cfg.cluster.enabled() && cfg.cluster.advertise_tls.empty()) cfg.cluster.advertise_tls = cfg.tls.listen;
   if (Status s = server::validate_config(cfg); !s) {
     std::cerr << "leasehold server: " << s.message() << "\n";
     set_exit_code(exit_code::kUsage);
@@ -262,6 +271,12 @@ void register_server(CLI::App& app) {
   cmd->add_option("--etcd", c.cluster.etcd_endpoints, "etcd client URLs, comma-separated; enables cluster mode")->group(ha);
   cmd->add_option("--cluster", c.cluster.cluster_name, "Cluster name: keys live under /leasehold/<name>")->group(ha)->capture_default_str();
   cmd->add_option("--advertise", c.cluster.advertise, "host:port clients reach this node at (default: --listen)")->group(ha);
+  cmd->add_option("--advertise-tls", c.cluster.advertise_tls, "host:port TLS clients reach this node at (default: --tls-listen); a standby redirects TLS clients there")->group(ha);
+  cmd->add_option("--etcd-ca", c.cluster.etcd_ca_file, "PEM CA certificates that sign etcd's certificate (https:// endpoints; default: the system's)")->group(ha);
+  cmd->add_option("--etcd-cert", c.cluster.etcd_cert_file, "PEM client certificate for etcd (--client-cert-auth)")->group(ha);
+  cmd->add_option("--etcd-key", c.cluster.etcd_key_file, "PEM private key of --etcd-cert")->group(ha);
+  cmd->add_option("--etcd-user", c.cluster.etcd_user, "etcd user (its role needs readwrite on /leasehold/<cluster>/); needs --etcd-password-file")->group(ha);
+  cmd->add_option("--etcd-password-file", c.cluster.etcd_password_file, "File holding the etcd user's password (one line; not world-readable); re-read on SIGHUP")->group(ha);
   cmd->add_option("--etcd-lease-ttl", c.cluster.lease_ttl_s, "Seconds: TTL of the election lease; a dead primary is replaced after about this long")->group(ha)->capture_default_str();
   cmd->add_option("--etcd-timeout-ms", flags->etcd_timeout_ms, "Deadline of each etcd call")->group(ha)->capture_default_str();
   cmd->add_option("--etcd-startup-wait-ms", flags->etcd_startup_wait_ms, "At start, retry this long while etcd is unreachable before exiting; 0 = wait until etcd answers")->group(ha)->capture_default_str()->check(CLI::Range(std::uint64_t{0}, std::uint64_t{86'400'000}));

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@ using SteadyClock = std::chrono::steady_clock;
 
 struct ClusterNodeProcess {
   std::uint16_t port = 0;
+  std::uint16_t tls_port = 0;  // set by a test's per-node arguments (--tls-listen), 0 = none
   std::string data_dir;
   Subprocess process;
   bool running() { return process.running(); }
@@ -34,14 +36,31 @@ class LeaseholdCluster {
   // Starts etcd (`etcd_members`) and `nodes` leasehold servers. Returns
   // nullptr (after ADD_FAILURE-style messages on stderr) on failure.
   static std::unique_ptr<LeaseholdCluster> start(int etcd_members, int nodes, std::vector<std::string> extra = {}) {
+    return start_with({.members = etcd_members}, nodes, std::move(extra));
+  }
+  // Node i's own arguments (e.g. --tls-listen on a port it stores in the node).
+  using PerNodeArgs = std::function<std::vector<std::string>(ClusterNodeProcess&)>;
+  // As start(), with etcd started per `etcd_options` (e.g. TLS); `before_nodes`
+  // runs once etcd is healthy, before any node starts (e.g. enable_auth).
+  static std::unique_ptr<LeaseholdCluster> start_with(const EtcdClusterOptions& etcd_options, int nodes,
+                                                      std::vector<std::string> extra,
+                                                      const std::function<Status(EtcdCluster&)>& before_nodes = {},
+                                                      PerNodeArgs per_node = {}) {
     auto c = std::unique_ptr<LeaseholdCluster>(new LeaseholdCluster());
-    auto etcd = EtcdCluster::start({.members = etcd_members});
+    auto etcd = EtcdCluster::start(etcd_options);
     if (!etcd) {
       fprintf(stderr, "etcd: %s\n", etcd.status().to_string().c_str());
       return nullptr;
     }
     c->etcd_ = std::move(*etcd);
+    if (before_nodes) {
+      if (Status st = before_nodes(*c->etcd_); !st) {
+        fprintf(stderr, "etcd setup: %s\n", st.to_string().c_str());
+        return nullptr;
+      }
+    }
     c->extra_ = std::move(extra);
+    c->per_node_ = std::move(per_node);
     for (int i = 0; i < nodes; ++i) {
       ClusterNodeProcess n;
       n.port = free_port();
@@ -60,6 +79,10 @@ class LeaseholdCluster {
                                      "--etcd-lease-ttl", "2", "--etcd-timeout-ms", "1000",
                                      "--append-timeout-ms", "2000"};
     argv.insert(argv.end(), extra_.begin(), extra_.end());
+    if (per_node_) {
+      const std::vector<std::string> own = per_node_(n);
+      argv.insert(argv.end(), own.begin(), own.end());
+    }
     SpawnOptions opts;
     opts.stderr_path = n.data_dir + ".stderr." + std::to_string(++spawns_);
     auto p = Subprocess::spawn(argv, opts);
@@ -137,6 +160,7 @@ class LeaseholdCluster {
   std::unique_ptr<EtcdCluster> etcd_;
   std::vector<ClusterNodeProcess> nodes_;
   std::vector<std::string> extra_;
+  PerNodeArgs per_node_;
   int spawns_ = 0;
 };
 

@@ -76,7 +76,8 @@ Result<std::unique_ptr<EtcdCluster>> EtcdCluster::start(const EtcdClusterOptions
     m.name = "m" + std::to_string(i);
     m.client_port = free_port();
     m.peer_port = free_port();
-    if (m.client_port == 0 || m.peer_port == 0) {
+    m.metrics_port = options.tls ? free_port() : m.client_port;
+    if (m.client_port == 0 || m.peer_port == 0 || m.metrics_port == 0) {
       return Status(ErrorCode::kIoError, "etcd test cluster: no free port");
     }
     cluster->members_.push_back(std::move(m));
@@ -93,7 +94,7 @@ EtcdCluster::~EtcdCluster() {
 }
 
 std::string EtcdCluster::endpoint(int i) const {
-  return "http://127.0.0.1:" + std::to_string(client_port(i));
+  return (options_.tls ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(client_port(i));
 }
 
 std::string EtcdCluster::endpoints() const {
@@ -120,7 +121,7 @@ std::vector<std::string> EtcdCluster::argv(int i) const {
     if (!initial_cluster.empty()) initial_cluster += ',';
     initial_cluster += peer.name + "=http://127.0.0.1:" + std::to_string(peer.peer_port);
   }
-  const std::string client_url = "http://127.0.0.1:" + std::to_string(m.client_port);
+  const std::string client_url = endpoint(i);
   const std::string peer_url = "http://127.0.0.1:" + std::to_string(m.peer_port);
   std::vector<std::string> args;
   if (::access("/usr/bin/setpriv", X_OK) == 0) {
@@ -141,6 +142,12 @@ std::vector<std::string> EtcdCluster::argv(int i) const {
       "--election-timeout", std::to_string(options_.election_timeout.count()),
   };
   args.insert(args.end(), etcd_args.begin(), etcd_args.end());
+  if (options_.tls) {
+    const EtcdTlsFiles& t = *options_.tls;
+    args.insert(args.end(), {"--cert-file", t.cert_file, "--key-file", t.key_file, "--trusted-ca-file", t.ca_file,
+                             "--client-cert-auth", "--listen-metrics-urls",
+                             "http://127.0.0.1:" + std::to_string(m.metrics_port)});
+  }
   return args;
 }
 
@@ -177,7 +184,7 @@ Status EtcdCluster::restart(int i) {
 bool EtcdCluster::healthy(int i, std::chrono::milliseconds timeout) {
   const Clock::time_point deadline = Clock::now() + timeout;
   do {
-    if (http_get(client_port(i), "/health").find("\"health\":\"true\"") != std::string::npos) return true;
+    if (http_get(members_.at(static_cast<std::size_t>(i)).metrics_port, "/health").find("\"health\":\"true\"") != std::string::npos) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   } while (Clock::now() < deadline && running(i));
   return false;
@@ -217,6 +224,52 @@ int EtcdCluster::leader(std::chrono::milliseconds timeout) {
       },
       timeout, std::chrono::milliseconds(50));
   return found;
+}
+
+Result<std::string> EtcdCluster::etcdctl(const std::vector<std::string>& args, const std::string& user_password) {
+  std::vector<std::string> argv = {"/usr/bin/etcdctl", "--endpoints", endpoints(), "--dial-timeout", "10s",
+                                   "--command-timeout", "30s"};
+  if (options_.tls) {
+    const EtcdTlsFiles& t = *options_.tls;
+    argv.insert(argv.end(), {"--cacert", t.ca_file, "--cert", t.client_cert_file, "--key", t.client_key_file});
+  }
+  if (!user_password.empty()) argv.insert(argv.end(), {"--user", user_password});
+  argv.insert(argv.end(), args.begin(), args.end());
+  SpawnOptions spawn_options;
+  spawn_options.env = {{"ETCDCTL_API", "3"}};
+  spawn_options.stdout_path = dir_.file("etcdctl.out");
+  spawn_options.stderr_path = spawn_options.stdout_path;
+  auto process = Subprocess::spawn(argv, spawn_options);
+  if (!process) return process.status();
+  const std::optional<int> code = process->wait(std::chrono::seconds(60));
+  const std::string out = read_file(spawn_options.stdout_path);
+  std::string shown;
+  for (const std::string& a : args) shown += " " + a;
+  if (code != 0) {
+    return Status(ErrorCode::kInternal, "etcdctl" + shown + " failed (" +
+                                            (code ? "exit " + std::to_string(*code) : std::string("timeout")) +
+                                            "): " + out);
+  }
+  return out;
+}
+
+Status EtcdCluster::enable_auth(const std::string& root_password, const std::vector<EtcdUser>& users) {
+  std::vector<std::vector<std::string>> steps = {{"user", "add", "root:" + root_password},
+                                                 {"user", "grant-role", "root", "root"}};
+  for (const EtcdUser& u : users) {
+    steps.push_back({"role", "add", u.name});
+    if (!u.prefix.empty()) {
+      steps.push_back({"role", "grant-permission", u.name, "--prefix=true", "readwrite", u.prefix});
+    }
+    steps.push_back({"user", "add", u.name + ":" + u.password});
+    steps.push_back({"user", "grant-role", u.name, u.name});
+  }
+  steps.push_back({"auth", "enable"});
+  for (const auto& step : steps) {
+    auto out = etcdctl(step);
+    if (!out) return out.status();
+  }
+  return Status::ok();
 }
 
 std::string EtcdCluster::log_tail(int i) const {

@@ -13,6 +13,12 @@
 // thread that lives as long as the cluster (the main test thread): the
 // parent-death signal fires when the spawning thread exits.
 //
+// TLS and auth (EtcdClusterOptions::tls, enable_auth()): client URLs are
+// https:// with client certificates required (--client-cert-auth); health
+// is then read on a plain metrics URL; etcdctl() runs the real etcdctl
+// against the cluster; enable_auth() creates users and roles and turns
+// etcd authentication on. leader() needs a plain cluster.
+//
 // Errors: start()/restart() return kIoError when a process cannot be
 // spawned, kUnavailable when the cluster is not healthy in time (message
 // has the tail of the member's log).
@@ -22,6 +28,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,11 +38,29 @@
 
 namespace leasehold::testing {
 
+// Files of a TLS etcd (e.g. made by tests/server/tls_certs.h).
+struct EtcdTlsFiles {
+  std::string cert_file;         // etcd's certificate (SAN IP:127.0.0.1)
+  std::string key_file;
+  std::string ca_file;           // CA of etcd's and the clients' certificates
+  std::string client_cert_file;  // a client certificate etcdctl() uses
+  std::string client_key_file;
+};
+
+// A user and a role of the same name, readwrite on keys starting with
+// `prefix` ("" = a role without any permission).
+struct EtcdUser {
+  std::string name;
+  std::string password;
+  std::string prefix;
+};
+
 struct EtcdClusterOptions {
   int members = 1;
   std::chrono::milliseconds heartbeat_interval{100};
   std::chrono::milliseconds election_timeout{1000};
   std::chrono::milliseconds start_timeout{30000};  // until every member is healthy
+  std::optional<EtcdTlsFiles> tls = std::nullopt;  // set: https:// client URLs
 };
 
 class EtcdCluster {
@@ -75,11 +100,20 @@ class EtcdCluster {
   // member is paused (each paused member costs a 1 s socket timeout).
   int leader(std::chrono::milliseconds timeout);
 
+  // Runs `etcdctl <args>` (API v3, every endpoint, the TLS files, and
+  // `--user user_password` when given): its output, or kInternal with it
+  // when etcdctl fails (bounded at 60 s).
+  Result<std::string> etcdctl(const std::vector<std::string>& args, const std::string& user_password = "");
+  // Adds user "root" (password `root_password`, role root) and `users`,
+  // then `etcdctl auth enable`.
+  Status enable_auth(const std::string& root_password, const std::vector<EtcdUser>& users);
+
  private:
   struct Member {
     std::string name;
     std::uint16_t client_port = 0;
     std::uint16_t peer_port = 0;
+    std::uint16_t metrics_port = 0;  // TLS clusters: plain /health
     Subprocess process;
   };
   explicit EtcdCluster(const EtcdClusterOptions& options);

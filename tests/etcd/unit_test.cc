@@ -10,14 +10,17 @@ namespace leasehold::etcd {
 namespace {
 
 TEST(EtcdEndpoints, ParsesUrlsAndBareHostPort) {
-  auto targets = parse_endpoints("http://127.0.0.1:2379, 127.0.0.1:22379 ,http://localhost:3/");
+  auto targets = parse_endpoints("http://127.0.0.1:2379, 127.0.0.1:22379 ,http://localhost:3/,https://127.0.0.1:4");
   ASSERT_TRUE(targets) << targets.status().to_string();
-  EXPECT_EQ(*targets, (std::vector<std::string>{"127.0.0.1:2379", "127.0.0.1:22379", "localhost:3"}));
+  EXPECT_EQ(*targets, (std::vector<EndpointUrl>{{"127.0.0.1:2379", false},
+                                                {"127.0.0.1:22379", false},
+                                                {"localhost:3", false},
+                                                {"127.0.0.1:4", true}}));
 }
 
 TEST(EtcdEndpoints, RejectsBadEntries) {
   for (const char* bad : {"", " ", "http://127.0.0.1", "127.0.0.1:", "127.0.0.1:abc", "127.0.0.1:70000",
-                          "a:1,,b:2", "https://127.0.0.1:2379", "http://h/p:1", ":2379"}) {
+                          "a:1,,b:2", "unix://127.0.0.1:2379", "https://127.0.0.1", "http://h/p:1", ":2379"}) {
     auto targets = parse_endpoints(bad);
     ASSERT_FALSE(targets) << "accepted '" << bad << "'";
     EXPECT_EQ(targets.status().code(), ErrorCode::kInvalidArgument) << bad;
@@ -43,17 +46,38 @@ TEST(EtcdTypes, QueueKeyNameIsPrefixSlashLeaseHex) {
   EXPECT_EQ(queue_key_name("p", 255), "p/ff");
 }
 
+ClientOptions opts(std::string endpoints, std::chrono::milliseconds timeout) {
+  ClientOptions o;
+  o.endpoints = std::move(endpoints);
+  o.call_timeout = timeout;
+  return o;
+}
+
+TEST(EtcdClient, CreateValidatesSecurityOptions) {
+  ClientOptions o = opts("http://127.0.0.1:1", std::chrono::milliseconds(100));
+  o.tls.ca_pem = "ca";
+  EXPECT_EQ(Client::create(o).status().code(), ErrorCode::kInvalidArgument);  // TLS without https
+  o.endpoints = "https://127.0.0.1:1";
+  o.tls.cert_pem = "cert";
+  EXPECT_EQ(Client::create(o).status().code(), ErrorCode::kInvalidArgument);  // a certificate without key
+  o.tls = {};
+  o.password = "pw";
+  EXPECT_EQ(Client::create(o).status().code(), ErrorCode::kInvalidArgument);  // a password without user
+  o.user = "leasehold";
+  EXPECT_TRUE(Client::create(o));
+}
+
 TEST(EtcdClient, CreateValidatesOptionsWithoutConnecting) {
-  EXPECT_EQ(Client::create({"", std::chrono::milliseconds(100)}).status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(Client::create({"127.0.0.1:1", std::chrono::milliseconds(0)}).status().code(),
+  EXPECT_EQ(Client::create(opts("", std::chrono::milliseconds(100))).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Client::create(opts("127.0.0.1:1", std::chrono::milliseconds(0))).status().code(),
             ErrorCode::kInvalidArgument);
-  auto client = Client::create({"127.0.0.1:1,127.0.0.1:2", std::chrono::milliseconds(500)});
+  auto client = Client::create(opts("127.0.0.1:1,127.0.0.1:2", std::chrono::milliseconds(500)));
   ASSERT_TRUE(client);
   EXPECT_EQ((*client)->endpoint_count(), 2u);
 }
 
 TEST(EtcdClient, RejectsBadInputBeforeSending) {
-  auto client = Client::create({"127.0.0.1:1", std::chrono::milliseconds(500)});
+  auto client = Client::create(opts("127.0.0.1:1", std::chrono::milliseconds(500)));
   ASSERT_TRUE(client);
   Client& c = **client;
   EXPECT_EQ(c.put("", "v").status().code(), ErrorCode::kInvalidArgument);
@@ -67,7 +91,7 @@ TEST(EtcdClient, RejectsBadInputBeforeSending) {
 }
 
 TEST(EtcdClient, NothingListeningIsUnavailableWithinTheDeadline) {
-  auto client = Client::create({"127.0.0.1:1", std::chrono::milliseconds(1000)});
+  auto client = Client::create(opts("127.0.0.1:1", std::chrono::milliseconds(1000)));
   ASSERT_TRUE(client);
   const auto start = std::chrono::steady_clock::now();
   auto put = (*client)->put("k", "v");
