@@ -78,7 +78,10 @@ Status ClusterMember::Impl::open(node::NodeOptions node_options, node::Clock& cl
       }
       st = node.status();
     } else if (st.code() == ErrorCode::kInternal) {  // e.g. no permission
-      return Status(st.code(), "etcd access to the key prefix " + options_.prefix() + "/ refused: " + st.message());
+      // A role without rights is the deployment's configuration, not a bug:
+      // the start fails as a refused configuration (exit 64).
+      return Status(ErrorCode::kInvalidArgument,
+                    "etcd access to the key prefix " + options_.prefix() + "/ refused: " + st.message());
     }
     if (st.code() != ErrorCode::kUnavailable || (!wait_forever && std::chrono::steady_clock::now() >= recover_until)) {
       return st;

@@ -17,6 +17,7 @@
 
 #include <csignal>
 
+#include "common/exit_codes.h"
 #include "tests/cluster/cluster_fixture.h"
 #include "tests/server/tls_certs.h"
 
@@ -180,9 +181,11 @@ class SecureEtcdRefusals : public SecureEtcd {
     ASSERT_TRUE(st.is_ok()) << st.to_string();
   }
 
-  // Starts a node with `flags`; expects it to exit non-zero within the
-  // bound and returns what it printed on stderr.
-  std::string start_fails(const std::string& name, const std::vector<std::string>& flags) {
+  // Starts a node with `flags`; expects it to exit with `expected_exit`
+  // (common/exit_codes.h) within the bound and returns what it printed on
+  // stderr.
+  std::string start_fails(const std::string& name, const std::vector<std::string>& flags,
+                          int expected_exit = exit_code::kUsage) {
     std::vector<std::string> argv = {leasehold_binary(), "server", "--listen", loopback(free_port()),
                                      "--data-dir", dir_.file(name + ".data"), "--etcd", etcd_->endpoints(),
                                      "--cluster", "test", "--etcd-timeout-ms", "2000",
@@ -195,7 +198,7 @@ class SecureEtcdRefusals : public SecureEtcd {
     if (!p) return "";
     const std::optional<int> code = p->wait(60s);
     EXPECT_TRUE(code.has_value()) << name << ": still running";
-    EXPECT_NE(code.value_or(0), 0) << name;
+    EXPECT_EQ(code.value_or(0), expected_exit) << name;
     return read_file(opts.stderr_path);
   }
 
@@ -210,7 +213,7 @@ TEST_F(SecureEtcdRefusals, EachMisconfigurationStopsTheStartWithAClearMessage) {
       << wrong;
   EXPECT_NE(wrong.find(etcd_target()), std::string::npos) << wrong;
 
-  const std::string no_ca = start_fails("no-ca", etcd_flags("leasehold", "leasehold.pw", false));
+  const std::string no_ca = start_fails("no-ca", etcd_flags("leasehold", "leasehold.pw", false), exit_code::kUnavailable);
   EXPECT_NE(no_ca.find("TLS handshake failed"), std::string::npos) << no_ca;
   EXPECT_NE(no_ca.find(etcd_target()), std::string::npos) << no_ca;
 
@@ -218,7 +221,7 @@ TEST_F(SecureEtcdRefusals, EachMisconfigurationStopsTheStartWithAClearMessage) {
     auto f = etcd_flags("leasehold", "leasehold.pw", false);
     f.insert(f.end(), {"--etcd-ca", certs_.path("other-ca.crt")});  // a CA that did not sign etcd's certificate
     return f;
-  }());
+  }(), exit_code::kUnavailable);
   EXPECT_NE(other_ca.find("TLS handshake failed"), std::string::npos) << other_ca;
   EXPECT_NE(other_ca.find(etcd_target()), std::string::npos) << other_ca;
 

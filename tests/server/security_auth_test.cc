@@ -174,7 +174,7 @@ TEST(UsersFile, BadFilesRefuseToStart) {
                                 dir.file("data"), "--users-file", file},
                                SpawnOptions{{}, "", "", file + ".stderr"});
     ASSERT_TRUE(p.is_ok());
-    EXPECT_EQ(p->wait(std::chrono::seconds(30)), std::optional<int>(1)) << text;
+    EXPECT_EQ(p->wait(std::chrono::seconds(30)), std::optional<int>(64)) << text;  // a bad config file: usage (docs/client.md, "Exit codes")
     const std::string err = read_file(file + ".stderr");
     EXPECT_NE(err.find(expect), std::string::npos) << text << " -> " << err;
     EXPECT_NE(err.find(file + ":"), std::string::npos) << "names the file and line: " << err;

@@ -124,7 +124,7 @@ TEST(TlsConfig, BadCertificateFilesRefuseToStart) {
                               "no"},
                              SpawnOptions{{}, "", "", dir.file("err")});
   ASSERT_TRUE(p.is_ok());
-  EXPECT_EQ(p->wait(std::chrono::seconds(30)), std::optional<int>(1));
+  EXPECT_EQ(p->wait(std::chrono::seconds(30)), std::optional<int>(64));  // a bad config file: usage (docs/client.md, "Exit codes")
   EXPECT_NE(read_file(dir.file("err")).find("cannot load the certificate " + dir.file("junk.pem")), std::string::npos)
       << read_file(dir.file("err"));
 }
