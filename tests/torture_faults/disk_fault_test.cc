@@ -23,12 +23,6 @@ using namespace std::chrono_literals;
 using resp::Type;
 using resp::Value;
 
-std::string open_session(RespClient& c, int ttl_ms = 600'000) {
-  const Value v = c.call({"SESSION.OPEN", std::to_string(ttl_ms)});
-  EXPECT_EQ(v.type, Type::kInteger) << v.str;
-  return std::to_string(v.integer);
-}
-
 std::int64_t last_token(RespClient& c, const std::string& lock) {
   const Value info = c.call({"LOCK.INFO", lock});
   const auto t = field(info, "last_token");

@@ -1,11 +1,14 @@
 // tests/torture_faults/fault_fixtures.h: helpers shared by the tests of the
 // fault injectors: a real server started under the disk-fault shim, the
-// `leasehold-power-cut` tool, and reading fields of RESP2 replies.
+// `leasehold-power-cut` tool, opening a session and reading fields of RESP2
+// replies.
 //
 // The server's environment is set with ScopedEnv around start() only (the
 // child copies it at spawn), so the tool and other children never run
 // under the shim. Thread-safety: one owner per object.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -56,6 +59,14 @@ inline std::optional<resp::Value> field(const resp::Value& map, const std::strin
     if (map.elements[i].str == key) return map.elements[i + 1];
   }
   return std::nullopt;
+}
+
+// SESSION.OPEN with `ttl_ms`; the session id as text (a test failure, and
+// "0", if the server refused).
+inline std::string open_session(RespClient& c, int ttl_ms = 600'000) {
+  const resp::Value v = c.call({"SESSION.OPEN", std::to_string(ttl_ms)});
+  EXPECT_EQ(v.type, resp::Type::kInteger) << v.str;
+  return std::to_string(v.integer);
 }
 
 // A server whose data dir is under the disk-fault shim, with its control

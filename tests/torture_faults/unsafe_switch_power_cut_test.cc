@@ -13,12 +13,6 @@ namespace {
 using resp::Type;
 using resp::Value;
 
-std::string open_session(RespClient& c, int ttl_ms = 600'000) {
-  const Value v = c.call({"SESSION.OPEN", std::to_string(ttl_ms)});
-  EXPECT_EQ(v.type, Type::kInteger) << v.str;
-  return std::to_string(v.integer);
-}
-
 class UnsafeSwitchPowerCutTest : public ::testing::Test {
  protected:
   TempDir dir_;

@@ -16,12 +16,6 @@ using namespace std::chrono_literals;
 using resp::Type;
 using resp::Value;
 
-std::string open_session(RespClient& c, int ttl_ms = 600'000) {
-  const Value v = c.call({"SESSION.OPEN", std::to_string(ttl_ms)});
-  EXPECT_EQ(v.type, Type::kInteger) << v.str;
-  return std::to_string(v.integer);
-}
-
 std::size_t count_of(const Value& info, const std::string& key) {
   const auto v = field(info, key);
   return v ? v->elements.size() : 0;
