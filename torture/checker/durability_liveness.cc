@@ -1,0 +1,71 @@
+// torture/checker/durability_liveness.cc: checks (d) and (e), see checker.h.
+#include <algorithm>
+#include <map>
+
+#include "torture/checker/checker.h"
+
+namespace leasehold::torture {
+
+std::vector<Violation> check_durability(const std::vector<Op>& history) {
+  std::vector<Violation> out;
+  for (const Op& crash : history) {
+    if (crash.op != "crash") continue;
+    std::uint64_t before = 0;  // highest token acknowledged before the kill
+    for (const Op& g : history) {
+      if ((g.op == "acquire" || g.op == "cset") && g.out == Outcome::kOk && g.cmp < crash.inv) {
+        before = std::max(before, g.token);
+      }
+    }
+    for (const Op& g : history) {
+      if ((g.op == "acquire" || g.op == "cset") && g.out == Outcome::kOk && g.inv > crash.cmp && g.token <= before) {
+        out.push_back({"durability", "after the crash at " + std::to_string(crash.inv) + " ns, " + g.key +
+                                         " was granted token " + std::to_string(g.token) +
+                                         ", not above token " + std::to_string(before) + " acknowledged before it"});
+      }
+    }
+  }
+  // Acknowledged fenced writes survive: a get sent after a put was
+  // acknowledged shows that put's token or a later one.
+  std::map<std::string, std::vector<const Op*>> puts;
+  for (const Op& op : history) {
+    if (op.op == "fput" && op.out == Outcome::kOk) puts[op.key].push_back(&op);
+  }
+  for (const Op& get : history) {
+    if (get.op != "fget" || get.out != Outcome::kOk) continue;
+    for (const Op* put : puts[get.key]) {
+      if (put->cmp < get.inv && get.token < put->token) {
+        out.push_back({"durability", "FENCE.GET " + get.key + " at " + std::to_string(get.inv) + " ns shows token " +
+                                         std::to_string(get.token) + " after token " + std::to_string(put->token) +
+                                         " was acknowledged"});
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Violation> check_liveness(const std::vector<Op>& history) {
+  std::vector<Violation> out;
+  for (const Op& op : history) {
+    if (op.op == "liveness" && op.out != Outcome::kOk) {
+      out.push_back({"liveness", "after the faults healed, " + op.key + " was not granted within " +
+                                     std::to_string((op.cmp - op.inv) / 1'000'000) + " ms: " + op.aux});
+    }
+  }
+  return out;
+}
+
+std::vector<Violation> check_all(const std::vector<Op>& history, const CheckOptions& options,
+                                 std::vector<std::string>* unchecked) {
+  std::vector<Violation> all;
+  auto add = [&](std::vector<Violation> v) { all.insert(all.end(), v.begin(), v.end()); };
+  add(check_fencing(history));
+  add(check_token_order(history));
+  add(check_mutual_exclusion(history, options));
+  add(check_durability(history));
+  add(check_liveness(history));
+  add(check_linearizable(history, options, unchecked));
+  return all;
+}
+
+}  // namespace leasehold::torture

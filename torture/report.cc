@@ -1,0 +1,61 @@
+// torture/report.cc: see report.h.
+#include "torture/report.h"
+
+#include <sstream>
+
+namespace leasehold::torture {
+
+void Totals::add(const std::string& mode, const RunResult& run) {
+  ++runs;
+  ops += run.ops;
+  ++runs_by_mode[mode];
+  ++runs_by_clock[run.clock];
+  for (const auto& [kind, n] : run.faults) faults[kind] += n;
+  violations_by_mode[mode] += static_cast<int>(run.violations.size());
+  for (const Violation& v : run.violations) ++violations_by_check[v.check];
+  if (!run.violations.empty()) {
+    failures.push_back("seed " + std::to_string(run.seed) + " (" + mode + ", clock " + run.clock +
+                       "): " + run.violations.front().check + ": " + run.violations.front().message +
+                       (run.history_path.empty() ? "" : "; history " + run.history_path));
+  }
+  unchecked_keys += static_cast<int>(run.unchecked.size());
+}
+
+std::string render_markdown(const Totals& t, const std::string& command) {
+  std::ostringstream out;
+  out << "# Reliability: the torture suite's results\n\n"
+      << "Written by `" << command << "` (see [torture.md](torture.md) for what each\n"
+      << "fault and check means). Do not edit by hand: rerun `make torture RUNS=N`.\n\n";
+  out << "| runs | operations | wall time (s) | violations |\n|---:|---:|---:|---:|\n";
+  int total_violations = 0;
+  for (const auto& [mode, n] : t.violations_by_mode) total_violations += n;
+  out << "| " << t.runs << " | " << t.ops << " | " << static_cast<long long>(t.seconds) << " | " << total_violations
+      << " |\n\n";
+  out << "## Runs by mode and clock\n\n| mode | runs | violations |\n|---|---:|---:|\n";
+  for (const auto& [mode, n] : t.runs_by_mode) {
+    const auto v = t.violations_by_mode.find(mode);
+    out << "| " << mode << " | " << n << " | " << (v == t.violations_by_mode.end() ? 0 : v->second) << " |\n";
+  }
+  for (const char* absent : {"cluster (1 etcd)", "cluster (3 etcd)"}) {
+    if (t.runs_by_mode.count(absent) == 0) out << "| " << absent << " | 0 (not run yet) | - |\n";
+  }
+  out << "\n| clock mode | runs |\n|---|---:|\n";
+  for (const auto& [clock, n] : t.runs_by_clock) out << "| " << clock << " | " << n << " |\n";
+  out << "\n## Faults injected, by kind\n\n| fault | injected |\n|---|---:|\n";
+  for (const auto& [kind, n] : t.faults) out << "| " << kind << " | " << n << " |\n";
+  out << "\n## Violations by check\n\n";
+  if (t.violations_by_check.empty()) {
+    out << "None.\n";
+  } else {
+    out << "| check | violations |\n|---|---:|\n";
+    for (const auto& [check, n] : t.violations_by_check) out << "| " << check << " | " << n << " |\n";
+    out << "\nFailing seeds (rerun with `build/torture/leasehold-torture run --seed N ...`):\n\n";
+    for (const auto& f : t.failures) out << "- " << f << "\n";
+  }
+  if (t.unchecked_keys > 0) {
+    out << "\n" << t.unchecked_keys << " key histories exceeded the linearizability search budget (not checked).\n";
+  }
+  return out.str();
+}
+
+}  // namespace leasehold::torture

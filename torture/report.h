@@ -1,0 +1,33 @@
+// torture/report.h: the totals of many torture runs and their markdown
+// form (docs/RELIABILITY.md).
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "torture/run.h"
+
+namespace leasehold::torture {
+
+struct Totals {
+  int runs = 0;
+  std::uint64_t ops = 0;
+  double seconds = 0;                           // wall time of all runs
+  std::map<std::string, int> runs_by_mode;      // embedded, ...
+  std::map<std::string, int> runs_by_clock;     // none, wall, rate:1.005 ...
+  std::map<std::string, int> faults;            // by kind
+  std::map<std::string, int> violations_by_mode;
+  std::map<std::string, int> violations_by_check;
+  std::vector<std::string> failures;            // "seed N (mode): first violation; history path"
+  int unchecked_keys = 0;
+  void add(const std::string& mode, const RunResult& run);
+};
+
+// The report: what ran, the table, the failing seeds. `command` is the
+// command line that produced it.
+std::string render_markdown(const Totals& totals, const std::string& command);
+
+}  // namespace leasehold::torture

@@ -1,0 +1,199 @@
+// torture/run.cc: see run.h.
+#include "torture/run.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "tests/support/eventually.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+#include "torture/final_checks.h"
+#include "torture/nemesis.h"
+#include "torture/server_control.h"
+
+namespace leasehold::torture {
+namespace {
+
+constexpr const char* kFaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+using std::chrono::milliseconds;
+
+bool wants(const RunConfig& c, const std::string& fault) {
+  return std::find(c.faults.begin(), c.faults.end(), fault) != c.faults.end();
+}
+
+bool write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+// The faults of run.h, closed over the run's server and workers.
+void add_faults(const RunConfig& c, Nemesis& nemesis, ServerControl& server,
+                std::vector<testing::Subprocess>& workers, const std::string& clock_file, std::uint64_t seed) {
+  const milliseconds ttl(c.ttl_ms);
+  if (wants(c, "kill")) {
+    nemesis.add({"kill", [&server] { server.kill9(); return Status(); }, [&server] { return server.restart(); },
+                 milliseconds(100), milliseconds(1500), true});
+  }
+  if (wants(c, "pause-server")) {
+    nemesis.add({"pause-server", [&server] { server.pause(); return Status(); },
+                 [&server] { server.resume(); return Status(); }, ttl / 4, ttl * 3 / 2, false});
+  }
+  if (wants(c, "pause-client") && !workers.empty()) {
+    auto rng = std::make_shared<std::mt19937_64>(seed ^ 0x5bd1e995ULL);
+    auto victim = std::make_shared<std::size_t>(0);
+    nemesis.add({"pause-client",
+                 [&workers, rng, victim] {
+                   *victim = std::uniform_int_distribution<std::size_t>(0, workers.size() - 1)(*rng);
+                   workers[*victim].signal(SIGSTOP);
+                   return Status();
+                 },
+                 [&workers, victim] { workers[*victim].signal(SIGCONT); return Status(); },
+                 ttl * 3 / 2, ttl * 5 / 2, false});
+  }
+  if (wants(c, "clock-wall") && c.clock == "wall") {
+    auto rng = std::make_shared<std::mt19937_64>(seed ^ 0x27d4eb2fULL);
+    nemesis.add({"clock-wall",
+                 [clock_file, rng] {
+                   const bool ahead = std::uniform_int_distribution<int>(0, 1)(*rng) == 1;
+                   return write_text(clock_file, ahead ? "+3600\n" : "-3600\n")
+                              ? Status()
+                              : Status(ErrorCode::kIoError, "cannot write " + clock_file);
+                 },
+                 [clock_file] {
+                   return write_text(clock_file, "+0\n") ? Status()
+                                                          : Status(ErrorCode::kIoError, "cannot write " + clock_file);
+                 },
+                 ttl, ttl * 3, false});
+  }
+}
+
+std::size_t count_ops(const std::vector<Op>& history) {
+  return static_cast<std::size_t>(std::count_if(history.begin(), history.end(), [](const Op& op) {
+    return op.op == "acquire" || op.op == "release" || op.op == "fput" || op.op == "fget" || op.op == "cset" ||
+           op.op == "cdel" || op.op == "reg";
+  }));
+}
+
+}  // namespace
+
+Result<std::vector<Violation>> check_file(const std::string& path) {
+  auto history = read_history(path);
+  if (!history) return history.status();
+  return check_all(history.value());
+}
+
+Result<RunResult> run_once(const RunConfig& c) {
+  RunResult result;
+  result.seed = c.seed;
+  result.clock = c.clock;
+  testing::TempDir tmp("torture");
+  const std::string data = tmp.file("data");
+  const std::string reg = tmp.file("register");
+  std::filesystem::create_directories(data);
+  std::filesystem::create_directories(reg);
+  const std::string clock_file = tmp.file("faketime");
+  if (!write_text(clock_file, "+0\n")) return Status(ErrorCode::kIoError, "cannot write " + clock_file);
+
+  Env server_env = c.extra_server_env;
+  Env worker_env;
+  if (c.clock == "wall") {
+    const Env wall = {{"LD_PRELOAD", kFaketime},
+                      {"FAKETIME_TIMESTAMP_FILE", clock_file},
+                      {"FAKETIME_CACHE_DURATION", "1"},
+                      {"FAKETIME_DONT_FAKE_MONOTONIC", "1"}};
+    server_env.insert(server_env.end(), wall.begin(), wall.end());
+    worker_env = wall;
+  } else if (c.clock.rfind("rate:", 0) == 0) {
+    server_env.push_back({"LD_PRELOAD", kFaketime});
+    server_env.push_back({"FAKETIME", "+0 x" + c.clock.substr(5)});
+  }
+
+  auto harness_history = HistoryWriter::open(tmp.file("harness.jsonl"));
+  if (!harness_history) return harness_history.status();
+  HistoryWriter& harness = *harness_history.value();
+
+  ServerControl server({data, c.extra_server_flags, server_env, tmp.file("server.stderr")});
+  if (Status st = server.start(); !st) return st;
+
+  std::vector<testing::Subprocess> workers;
+  for (int i = 0; i < c.workers; ++i) {
+    testing::SpawnOptions opts;
+    opts.env = worker_env;
+    opts.stderr_path = tmp.file("worker-" + std::to_string(i) + ".stderr");
+    auto p = testing::Subprocess::spawn(
+        {c.self_exe, "worker", "--endpoints", server.endpoint(), "--id", std::to_string(i), "--seed",
+         std::to_string(c.seed * 1000 + static_cast<std::uint64_t>(i)), "--seconds", std::to_string(c.seconds),
+         "--ttl", std::to_string(c.ttl_ms), "--keys", std::to_string(c.keys), "--history",
+         tmp.file("worker-" + std::to_string(i) + ".jsonl"), "--register", reg},
+        opts);
+    if (!p) return p.status();
+    workers.push_back(std::move(p).value());
+  }
+
+  {
+    Nemesis nemesis(c.seed, harness, milliseconds(c.ttl_ms / 4), milliseconds(c.ttl_ms * 2));
+    add_faults(c, nemesis, server, workers, clock_file, c.seed);
+    // Faults during the first three quarters; the rest runs healed.
+    std::jthread thread([&nemesis](std::stop_token stop) { nemesis.run(stop); });
+    (void)wait_or_stop(std::stop_token(), milliseconds(c.seconds * 750));
+    thread.request_stop();
+    thread.join();
+    result.faults = nemesis.counts();
+  }
+  for (auto& w : workers) {
+    w.signal(SIGCONT);
+    if (!w.wait(testing::scaled(milliseconds(c.seconds * 1000 + 30'000)))) {
+      w.kill9();
+      ++result.faults["worker-hung"];
+    }
+  }
+  if (wants(c, "kill")) {  // a last crash: everything acknowledged must survive it
+    Op crash;
+    crash.op = "crash";
+    crash.process = -1;
+    crash.key = crash.value = "kill-final";
+    crash.inv = now_ns();
+    server.kill9();
+    Status st = server.restart();
+    crash.cmp = now_ns();
+    crash.out = st ? Outcome::kOk : Outcome::kFail;
+    harness.write(crash);
+    if (!st) return st;
+  }
+  run_final_checks(server.endpoint(), c.keys, testing::scaled(milliseconds(c.ttl_ms * 3 + 10'000)), harness);
+  server.stop();
+
+  std::vector<Op> history;
+  std::vector<std::string> files = {tmp.file("harness.jsonl")};
+  for (int i = 0; i < c.workers; ++i) files.push_back(tmp.file("worker-" + std::to_string(i) + ".jsonl"));
+  files.push_back(reg + "/register.jsonl");  // last, in acceptance order
+  for (const auto& f : files) {
+    if (!std::filesystem::exists(f)) continue;
+    auto part = read_history(f);
+    if (!part) return part.status();
+    history.insert(history.end(), part->begin(), part->end());
+  }
+  result.ops = count_ops(history);
+  result.violations = check_all(history, CheckOptions{}, &result.unchecked);
+  if ((!result.violations.empty() || c.keep_history) && !c.failures_dir.empty()) {
+    std::filesystem::create_directories(c.failures_dir);
+    result.history_path = c.failures_dir + "/" + c.mode + "-seed-" + std::to_string(c.seed) + ".jsonl";
+    std::ofstream out(result.history_path, std::ios::trunc);
+    out << "{\"op\":\"meta\",\"p\":-1,\"key\":\"\",\"inv\":0,\"cmp\":0,\"out\":\"ok\",\"token\":0,\"aux\":\"seed "
+        << c.seed << " clock " << c.clock << " seconds " << c.seconds << " workers " << c.workers << "\"}\n";
+    for (const Op& op : history) out << to_json(op) << "\n";
+    std::error_code ignored;  // the server may have written nothing
+    std::filesystem::copy_file(tmp.file("server.stderr"), result.history_path + ".server.stderr",
+                               std::filesystem::copy_options::overwrite_existing, ignored);
+  }
+  return result;
+}
+
+}  // namespace leasehold::torture
