@@ -3,7 +3,8 @@
 #   make test  installs what is missing, builds (release, ASan+UBSan and the clang
 #              libFuzzer targets), runs every test and a short run of every fuzzer
 #   make fuzz  runs every fuzzer long (FUZZ_SECONDS each; docs/fuzzing.md)
-.PHONY: all deps build build-asan build-fuzz run test test-release test-asan test-fuzz fuzz fuzz-corpus bench clean
+#   make torture RUNS=N  N long fault-injection runs, written to docs/RELIABILITY.md (docs/torture.md)
+.PHONY: all deps build build-asan build-fuzz run test test-release test-asan test-fuzz fuzz fuzz-corpus bench torture clean
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -11,6 +12,10 @@ BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS ?= resp_parser command_args log_entry snapshot etcd_log
 JOBS       ?= $(shell nproc)
+RUNS       ?= 10
+TORTURE_SECONDS ?= 30
+TORTURE_SEED    ?= random
+TORTURE_FAULTS  ?= kill,pause-server,pause-client,clock-wall
 # ccache: hits across clones in other folders (CI builds a fresh clone).
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
@@ -70,6 +75,14 @@ fuzz-corpus: build-fuzz
 bench: build
 	./$(BUILD)/bench/leasehold_core_bench
 	BUILD=$(BUILD) bash bench/run_all.sh
+
+# Long torture runs (docs/torture.md): seeds TORTURE_SEED, TORTURE_SEED+1, ...;
+# failing histories are kept under $(BUILD)/torture/failures/ with their seed.
+torture: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target leasehold leasehold-torture
+	./$(BUILD)/torture/leasehold-torture run --runs $(RUNS) --seed $(TORTURE_SEED) --seconds $(TORTURE_SECONDS) \
+	  --clock random --faults $(TORTURE_FAULTS) --report docs/RELIABILITY.md
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -18,6 +18,8 @@ packages=(
   python3 python3-redis python3-pytest python3-setuptools python3-pip python3-venv python3-mypy
   # tests of the operations endpoints and the dashboard (a real headless browser)
   curl chromium
+  # the torture suite's clock faults (docs/torture.md)
+  faketime libfaketime
 )
 
 missing=()
