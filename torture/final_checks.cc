@@ -55,10 +55,10 @@ void lock_liveness(client::Client& c, std::uint64_t session, const std::string& 
 
 }  // namespace
 
-void run_final_checks(const std::string& endpoint, int keys, std::chrono::milliseconds bound,
+void run_final_checks(const std::string& endpoints, int keys, std::chrono::milliseconds bound,
                       HistoryWriter& history) {
   client::ClientOptions options;
-  options.endpoints = {client::parse_endpoint(endpoint).value()};
+  options.endpoints = client::parse_endpoints(endpoints).value();
   options.call_timeout = Millis(5000);
   auto created = client::Client::create(options);
   std::shared_ptr<client::Client> c = std::move(created).value();

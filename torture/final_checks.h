@@ -16,7 +16,7 @@
 
 namespace leasehold::torture {
 
-void run_final_checks(const std::string& endpoint, int keys, std::chrono::milliseconds bound,
+void run_final_checks(const std::string& endpoints, int keys, std::chrono::milliseconds bound,
                       HistoryWriter& history);
 
 }  // namespace leasehold::torture

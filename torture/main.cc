@@ -1,6 +1,6 @@
 // torture/main.cc: the `leasehold-torture` command (docs/torture.md).
 //
-//   leasehold-torture run [--seed N|random] [--runs N] [--seconds S] [--workers N] [--ttl MS]
+//   leasehold-torture run [--mode embedded|cluster-1etcd|cluster-3etcd] [--seed N|random] [--runs N] [--seconds S] [--workers N] [--ttl MS]
 //                         [--faults a,b,...] [--clock none|wall|rate:X|random]
 //                         [--server-arg ARG]... [--server-env K=V]... [--failures DIR]
 //                         [--keep-history] [--report FILE] [--expect-violation]
@@ -10,6 +10,7 @@
 // violations, 2 usage or start-up errors.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -108,6 +109,7 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
       return args[++i];
     };
     if (f == "--seed") seed_text = value();
+    else if (f == "--mode") c.mode = value();
     else if (f == "--runs") runs = static_cast<int>(number(f, value(), 1, 1'000'000));
     else if (f == "--seconds") c.seconds = static_cast<int>(number(f, value(), 2, 86400));
     else if (f == "--workers") c.workers = static_cast<int>(number(f, value(), 1, 64));
@@ -127,11 +129,15 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
     else usage("unknown flag " + f);
   }
   for (const auto& fault : c.faults) {
-    if (fault != "kill" && fault != "pause-server" && fault != "pause-client" && fault != "clock-wall" &&
-        fault != "none") {
+    static const std::vector<std::string> known = {"kill",       "kill-standby", "pause-server",       "pause-client",
+                                                   "clock-wall", "kill-etcd",    "kill-etcd-majority", "pause-etcd",
+                                                   "none"};
+    if (std::find(known.begin(), known.end(), fault) == known.end()) {
       usage("unknown fault " + fault);
     }
   }
+  if (c.mode != "embedded" && c.mode != "cluster-1etcd" && c.mode != "cluster-3etcd") usage("unknown mode " + c.mode);
+  if (c.mode != "embedded" && clock == "random") clock = "none";  // clock faults: embedded mode only (yet)
   if (clock != "none" && clock != "wall" && clock != "random" && clock.rfind("rate:", 0) != 0) {
     usage("unknown clock " + clock);
   }

@@ -2,6 +2,7 @@
 #include "torture/run.h"
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -13,19 +14,14 @@
 #include "tests/support/temp_dir.h"
 #include "torture/final_checks.h"
 #include "torture/nemesis.h"
-#include "torture/server_control.h"
+#include "torture/target.h"
 
 namespace leasehold::torture {
 namespace {
 
 constexpr const char* kFaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
-using Env = std::vector<std::pair<std::string, std::string>>;
 using std::chrono::milliseconds;
-
-bool wants(const RunConfig& c, const std::string& fault) {
-  return std::find(c.faults.begin(), c.faults.end(), fault) != c.faults.end();
-}
 
 bool write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
@@ -33,19 +29,11 @@ bool write_text(const std::string& path, const std::string& text) {
   return static_cast<bool>(out);
 }
 
-// The faults of run.h, closed over the run's server and workers.
-void add_faults(const RunConfig& c, Nemesis& nemesis, ServerControl& server,
-                std::vector<testing::Subprocess>& workers, const std::string& clock_file, std::uint64_t seed) {
+// The client-side faults of run.h (the server-side ones come from the Target).
+void add_worker_faults(const RunConfig& c, Nemesis& nemesis, std::vector<testing::Subprocess>& workers,
+                       const std::string& clock_file, std::uint64_t seed) {
   const milliseconds ttl(c.ttl_ms);
-  if (wants(c, "kill")) {
-    nemesis.add({"kill", [&server] { server.kill9(); return Status(); }, [&server] { return server.restart(); },
-                 milliseconds(100), milliseconds(1500), true});
-  }
-  if (wants(c, "pause-server")) {
-    nemesis.add({"pause-server", [&server] { server.pause(); return Status(); },
-                 [&server] { server.resume(); return Status(); }, ttl / 4, ttl * 3 / 2, false});
-  }
-  if (wants(c, "pause-client") && !workers.empty()) {
+  if (wants_fault(c, "pause-client") && !workers.empty()) {
     auto rng = std::make_shared<std::mt19937_64>(seed ^ 0x5bd1e995ULL);
     auto victim = std::make_shared<std::size_t>(0);
     nemesis.add({"pause-client",
@@ -57,7 +45,7 @@ void add_faults(const RunConfig& c, Nemesis& nemesis, ServerControl& server,
                  [&workers, victim] { workers[*victim].signal(SIGCONT); return Status(); },
                  ttl * 3 / 2, ttl * 5 / 2, false});
   }
-  if (wants(c, "clock-wall") && c.clock == "wall") {
+  if (wants_fault(c, "clock-wall") && c.clock == "wall") {
     auto rng = std::make_shared<std::mt19937_64>(seed ^ 0x27d4eb2fULL);
     nemesis.add({"clock-wall",
                  [clock_file, rng] {
@@ -94,9 +82,7 @@ Result<RunResult> run_once(const RunConfig& c) {
   result.seed = c.seed;
   result.clock = c.clock;
   testing::TempDir tmp("torture");
-  const std::string data = tmp.file("data");
   const std::string reg = tmp.file("register");
-  std::filesystem::create_directories(data);
   std::filesystem::create_directories(reg);
   const std::string clock_file = tmp.file("faketime");
   if (!write_text(clock_file, "+0\n")) return Status(ErrorCode::kIoError, "cannot write " + clock_file);
@@ -119,8 +105,9 @@ Result<RunResult> run_once(const RunConfig& c) {
   if (!harness_history) return harness_history.status();
   HistoryWriter& harness = *harness_history.value();
 
-  ServerControl server({data, c.extra_server_flags, server_env, tmp.file("server.stderr")});
-  if (Status st = server.start(); !st) return st;
+  auto made = make_target(c, tmp.path(), server_env);
+  if (!made) return made.status();
+  Target& target = *made.value();
 
   std::vector<testing::Subprocess> workers;
   for (int i = 0; i < c.workers; ++i) {
@@ -128,7 +115,7 @@ Result<RunResult> run_once(const RunConfig& c) {
     opts.env = worker_env;
     opts.stderr_path = tmp.file("worker-" + std::to_string(i) + ".stderr");
     auto p = testing::Subprocess::spawn(
-        {c.self_exe, "worker", "--endpoints", server.endpoint(), "--id", std::to_string(i), "--seed",
+        {c.self_exe, "worker", "--endpoints", target.endpoints(), "--id", std::to_string(i), "--seed",
          std::to_string(c.seed * 1000 + static_cast<std::uint64_t>(i)), "--seconds", std::to_string(c.seconds),
          "--ttl", std::to_string(c.ttl_ms), "--keys", std::to_string(c.keys), "--history",
          tmp.file("worker-" + std::to_string(i) + ".jsonl"), "--register", reg},
@@ -139,12 +126,17 @@ Result<RunResult> run_once(const RunConfig& c) {
 
   {
     Nemesis nemesis(c.seed, harness, milliseconds(c.ttl_ms / 4), milliseconds(c.ttl_ms * 2));
-    add_faults(c, nemesis, server, workers, clock_file, c.seed);
-    // Faults during the first three quarters; the rest runs healed.
-    std::jthread thread([&nemesis](std::stop_token stop) { nemesis.run(stop); });
-    (void)wait_or_stop(std::stop_token(), milliseconds(c.seconds * 750));
-    thread.request_stop();
-    thread.join();
+    target.add_faults(c, nemesis);
+    add_worker_faults(c, nemesis, workers, clock_file, c.seed);
+    // Faults during the first three quarters; the rest runs healed. The
+    // nemesis runs on this thread: processes it restarts must not die with
+    // a shorter-lived thread (target.h).
+    std::stop_source stop;
+    std::jthread timer([&stop, ms = c.seconds * 750](std::stop_token cancelled) {
+      (void)wait_or_stop(cancelled, milliseconds(ms));
+      stop.request_stop();
+    });
+    nemesis.run(stop.get_token());
     result.faults = nemesis.counts();
   }
   for (auto& w : workers) {
@@ -154,21 +146,20 @@ Result<RunResult> run_once(const RunConfig& c) {
       ++result.faults["worker-hung"];
     }
   }
-  if (wants(c, "kill")) {  // a last crash: everything acknowledged must survive it
+  if (wants_fault(c, "kill")) {  // a last crash: everything acknowledged must survive it
     Op crash;
     crash.op = "crash";
     crash.process = -1;
     crash.key = crash.value = "kill-final";
     crash.inv = now_ns();
-    server.kill9();
-    Status st = server.restart();
+    Status st = target.crash_and_recover();
     crash.cmp = now_ns();
     crash.out = st ? Outcome::kOk : Outcome::kFail;
     harness.write(crash);
     if (!st) return st;
   }
-  run_final_checks(server.endpoint(), c.keys, testing::scaled(milliseconds(c.ttl_ms * 3 + 10'000)), harness);
-  server.stop();
+  run_final_checks(target.endpoints(), c.keys, testing::scaled(milliseconds(c.ttl_ms * 3 + 10'000)), harness);
+  target.stop();
 
   std::vector<Op> history;
   std::vector<std::string> files = {tmp.file("harness.jsonl")};
@@ -190,8 +181,10 @@ Result<RunResult> run_once(const RunConfig& c) {
         << c.seed << " clock " << c.clock << " seconds " << c.seconds << " workers " << c.workers << "\"}\n";
     for (const Op& op : history) out << to_json(op) << "\n";
     std::error_code ignored;  // the server may have written nothing
-    std::filesystem::copy_file(tmp.file("server.stderr"), result.history_path + ".server.stderr",
-                               std::filesystem::copy_options::overwrite_existing, ignored);
+    if (!target.log_path().empty()) {
+      std::filesystem::copy_file(target.log_path(), result.history_path + ".server.stderr",
+                                 std::filesystem::copy_options::overwrite_existing, ignored);
+    }
   }
   return result;
 }

@@ -1,4 +1,5 @@
-// torture/run.h: one torture run against an embedded server: start it,
+// torture/run.h: one torture run against an embedded server or a cluster
+// (RunConfig::mode: embedded, cluster-1etcd, cluster-3etcd; target.h): start it,
 // start the worker processes, let the nemesis inject faults, heal, check
 // liveness and the final state, then check the merged history.
 //
@@ -13,7 +14,10 @@
 //               safe deadline, see docs/RELIABILITY.md)
 // Fault names (RunConfig::faults): kill (kill -9 + restart of the server),
 // pause-server (SIGSTOP/SIGCONT, up to 1.5 TTL), pause-client (SIGSTOP of a
-// worker past its TTL), clock-wall (only with clock "wall").
+// worker past its TTL), clock-wall (only with clock "wall"); in cluster
+// modes also kill-standby, kill-etcd, kill-etcd-majority, pause-etcd
+// (torture/cluster_target.cc; there kill and pause-server hit the primary).
+// Clock modes other than "none" are embedded-only for now.
 // extra_server_flags / extra_server_env go to every server start (the hooks
 // for `--unsafe-test-fault NAME` and LD_PRELOAD fault shims).
 // Errors: kUnavailable when the server or a worker could not be started.
