@@ -174,8 +174,10 @@ Result<RunResult> run_once(const RunConfig& c) {
   result.ops = count_ops(history);
   result.violations = check_all(history, CheckOptions{}, &result.unchecked);
   if ((!result.violations.empty() || c.keep_history) && !c.failures_dir.empty()) {
-    std::filesystem::create_directories(c.failures_dir);
-    result.history_path = c.failures_dir + "/" + c.mode + "-seed-" + std::to_string(c.seed) + ".jsonl";
+    // A passing history kept on request goes next to the failures, not among them.
+    const std::string dir = result.violations.empty() ? c.failures_dir + "/../histories" : c.failures_dir;
+    std::filesystem::create_directories(dir);
+    result.history_path = dir + "/" + c.mode + "-seed-" + std::to_string(c.seed) + ".jsonl";
     std::ofstream out(result.history_path, std::ios::trunc);
     out << "{\"op\":\"meta\",\"p\":-1,\"key\":\"\",\"inv\":0,\"cmp\":0,\"out\":\"ok\",\"token\":0,\"aux\":\"seed "
         << c.seed << " clock " << c.clock << " seconds " << c.seconds << " workers " << c.workers << "\"}\n";

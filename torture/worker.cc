@@ -95,9 +95,6 @@ class Worker {
     return true;
   }
 
-  // The session's safe deadline, as ns (0 when it is lost).
-  std::int64_t live_until() { return session_->lost() ? 0 : to_ns(session_->safe_deadline()); }
-
   void lock_round(const std::string& name, client::LockMode mode, std::uint32_t limit, bool write) {
     client::AcquireRequest req;
     req.name = name;
@@ -125,12 +122,14 @@ class Worker {
     const std::uint64_t token = acq.token;
 
     sleep_ms(pick_int(0, cfg_.ttl_ms / 5));
-    if (write && !session_->lost()) {
+    // The writes happen even when the session was lost meanwhile (a paused
+    // client does not know): the register and FENCE.PUT must refuse them.
+    if (write) {
       Op reg;
       reg.process = cfg_.id;
       reg.session = session_->id();
       reg.inv = now_ns();
-      reg.cmp2 = live_until();
+      reg.cmp2 = to_ns(session_->safe_deadline());
       (void)register_.write(name, token, reg);
       const std::string key = "f" + name.substr(1);
       Op put = base("fput", key);

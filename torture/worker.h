@@ -4,9 +4,10 @@
 // It opens a session (C++ client, keepalives, the drift-bounded safe
 // deadline) and loops until `seconds` have passed, each round picking at
 // random (seeded) one of:
-//   exclusive  LOCK.ACQUIRE x<k> WAIT SEQ; hold; if still live, a write to
-//              the fenced register and FENCE.PUT f<k>, FENCE.GET f<k>;
-//              LOCK.RELEASE SEQ
+//   exclusive  LOCK.ACQUIRE x<k> WAIT SEQ; hold; a write to the fenced
+//              register and FENCE.PUT f<k>, FENCE.GET f<k> (also when the
+//              session was lost meanwhile: a zombie's writes must be
+//              refused); LOCK.RELEASE SEQ
 //   rw         LOCK.ACQUIRE rw0 [SHARED] (readers and writers on one name)
 //   semaphore  LOCK.ACQUIRE sem0 LIMIT 2
 //   compat     SET c<k> v NX PX ttl TOKEN; hold; DELIFEQ c<k> v
