@@ -15,7 +15,8 @@ JOBS       ?= $(shell nproc)
 RUNS       ?= 10
 TORTURE_SECONDS ?= 30
 TORTURE_SEED    ?= random
-TORTURE_FAULTS  ?= kill,pause-server,pause-client,clock-wall
+TORTURE_MODE    ?= mixed
+TORTURE_FAULTS  ?= kill,kill-standby,pause-server,pause-client,clock-wall,kill-etcd,kill-etcd-majority,pause-etcd
 # ccache: hits across clones in other folders (CI builds a fresh clone).
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
@@ -82,7 +83,7 @@ torture: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) --target leasehold leasehold-torture
 	./$(BUILD)/torture/leasehold-torture run --runs $(RUNS) --seed $(TORTURE_SEED) --seconds $(TORTURE_SECONDS) \
-	  --clock random --faults $(TORTURE_FAULTS) --report docs/RELIABILITY.md
+	  --mode $(TORTURE_MODE) --clock random --faults $(TORTURE_FAULTS) --report docs/RELIABILITY.md
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -36,7 +36,7 @@ std::string render_markdown(const Totals& t, const std::string& command) {
     const auto v = t.violations_by_mode.find(mode);
     out << "| " << mode << " | " << n << " | " << (v == t.violations_by_mode.end() ? 0 : v->second) << " |\n";
   }
-  for (const char* absent : {"cluster (1 etcd)", "cluster (3 etcd)"}) {
+  for (const char* absent : {"embedded", "cluster-1etcd", "cluster-3etcd"}) {
     if (t.runs_by_mode.count(absent) == 0) out << "| " << absent << " | 0 (not run yet) | - |\n";
   }
   out << "\n| clock mode | runs |\n|---|---:|\n";
