@@ -3,8 +3,9 @@
 //   leasehold-torture run [--mode embedded|cluster-1etcd|cluster-3etcd|mixed] [--seed N|random] [--runs N] [--seconds S] [--workers N] [--ttl MS]
 //                         [--faults a,b,...] [--clock none|wall|rate:X|random]
 //                         [--server-arg ARG]... [--server-env K=V]... [--failures DIR]
-//                         [--keep-history] [--report FILE] [--expect-violation]
+//                         [--keep-history] [--report FILE] [--summary FILE] [--expect-violation]
 //   leasehold-torture check FILE...        re-checks kept histories
+//   leasehold-torture report --out FILE SUMMARY...   one report from `run --summary` files
 //   leasehold-torture worker ...           one workload process (spawned by `run`)
 // Exit codes: 0 no violation (with --expect-violation: at least one), 1
 // violations, 2 usage or start-up errors.
@@ -95,11 +96,34 @@ int check_main(const std::vector<std::string>& files) {
   return bad == 0 ? 0 : 1;
 }
 
+int report_main(const std::vector<std::string>& args, const std::string& command) {
+  Totals totals;
+  std::string out_path;
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--out" && i + 1 < args.size()) out_path = args[++i];
+    else files.push_back(args[i]);
+  }
+  if (files.empty() || out_path.empty()) usage("report wants --out FILE and summary files");
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    if (!in) usage("cannot read " + f);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (!line.empty() && !add_summary_line(totals, line)) usage("not a summary line in " + f + ": " + line);
+    }
+  }
+  std::ofstream out(out_path, std::ios::trunc);
+  out << render_markdown(totals, command);
+  std::printf("torture: report of %d runs written to %s\n", totals.runs, out_path.c_str());
+  return out ? 0 : 2;
+}
+
 int run_main(const std::vector<std::string>& args, const std::string& command) {
   RunConfig c;
   c.self_exe = self_exe();
   c.failures_dir = leasehold::testing::build_dir() + "/torture/failures";
-  std::string seed_text = "random", clock = "none", report;
+  std::string seed_text = "random", clock = "none", report, summary;
   int runs = 1;
   bool expect_violation = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -125,6 +149,7 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
     } else if (f == "--failures") c.failures_dir = value();
     else if (f == "--keep-history") c.keep_history = true;
     else if (f == "--report") report = value();
+    else if (f == "--summary") summary = value();
     else if (f == "--expect-violation") expect_violation = true;
     else usage("unknown flag " + f);
   }
@@ -161,6 +186,7 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
     std::printf("torture: run %d/%d mode %s seed %llu clock %s seconds %d workers %d\n", r + 1, runs, c.mode.c_str(),
                 static_cast<unsigned long long>(c.seed), c.clock.c_str(), c.seconds, c.workers);
     std::fflush(stdout);
+    const auto run_start = std::chrono::steady_clock::now();
     auto result = run_once(c);
     if (!result) {
       std::fprintf(stderr, "torture: seed %llu could not run: %s\n", static_cast<unsigned long long>(c.seed),
@@ -175,6 +201,12 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
     for (const auto& v : result->violations) std::printf("  VIOLATION %s: %s\n", v.check.c_str(), v.message.c_str());
     std::fflush(stdout);
     totals.add(c.mode, result.value());
+    if (!summary.empty()) {
+      std::ofstream out(summary, std::ios::app);
+      out << summary_line(c.mode, result.value(),
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count())
+          << "\n";
+    }
   }
   totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!report.empty()) {
@@ -205,6 +237,11 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (sub == "worker") return worker_main(args);
   if (sub == "check") return check_main(args);
+  if (sub == "report") {
+    std::string command = "leasehold-torture report";
+    for (const auto& a : args) command += " " + a;
+    return report_main(args, command);
+  }
   if (sub == "run") {
     std::string command = "leasehold-torture run";
     for (const auto& a : args) command += " " + a;

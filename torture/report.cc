@@ -1,6 +1,7 @@
 // torture/report.cc: see report.h.
 #include "torture/report.h"
 
+#include <cstdlib>
 #include <sstream>
 
 namespace leasehold::torture {
@@ -19,6 +20,55 @@ void Totals::add(const std::string& mode, const RunResult& run) {
                        (run.history_path.empty() ? "" : "; history " + run.history_path));
   }
   unchecked_keys += static_cast<int>(run.unchecked.size());
+}
+
+std::string summary_line(const std::string& mode, const RunResult& run, double seconds) {
+  Op op;
+  op.op = "run";
+  op.key = mode;
+  op.value = run.clock;
+  op.token = run.seed;
+  op.limit = static_cast<std::int64_t>(run.ops);
+  op.inv = static_cast<std::int64_t>(seconds * 1000);
+  op.session = run.violations.size();
+  for (const Violation& v : run.violations) op.mode += (op.mode.empty() ? "" : ",") + v.check;
+  for (const auto& [kind, n] : run.faults) op.aux += (op.aux.empty() ? "" : ",") + kind + "=" + std::to_string(n);
+  op.cmp = static_cast<std::int64_t>(run.unchecked.size());
+  return to_json(op);
+}
+
+Status add_summary_line(Totals& t, std::string_view line) {
+  auto parsed = from_json(line);
+  if (!parsed || parsed->op != "run") return {ErrorCode::kInvalidArgument, "not a summary line"};
+  const Op& op = parsed.value();
+  const std::string& mode = op.key;
+  ++t.runs;
+  t.ops += static_cast<std::uint64_t>(op.limit);
+  t.seconds += static_cast<double>(op.inv) / 1000.0;
+  ++t.runs_by_mode[mode];
+  ++t.runs_by_clock[op.value];
+  std::size_t start = 0;
+  while (start < op.aux.size()) {
+    std::size_t end = op.aux.find(',', start);
+    if (end == std::string::npos) end = op.aux.size();
+    const std::string item = op.aux.substr(start, end - start);
+    const auto eq = item.find('=');
+    if (eq != std::string::npos) t.faults[item.substr(0, eq)] += std::atoi(item.c_str() + eq + 1);
+    start = end + 1;
+  }
+  t.violations_by_mode[mode] += static_cast<int>(op.session);
+  start = 0;
+  while (start < op.mode.size()) {
+    std::size_t end = op.mode.find(',', start);
+    if (end == std::string::npos) end = op.mode.size();
+    ++t.violations_by_check[op.mode.substr(start, end - start)];
+    start = end + 1;
+  }
+  if (op.session > 0) {
+    t.failures.push_back("seed " + std::to_string(op.token) + " (" + mode + ", clock " + op.value + "): " + op.mode);
+  }
+  t.unchecked_keys += static_cast<int>(op.cmp);
+  return {};
 }
 
 std::string render_markdown(const Totals& t, const std::string& command) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,17 @@ struct Totals {
   int unchecked_keys = 0;
   void add(const std::string& mode, const RunResult& run);
 };
+
+// One run as one summary line, appended to a file (`run --summary FILE`)
+// so that runs of several invocations, also parallel ones, make one report
+// (`leasehold-torture report FILE...`). It is a history record (history.h)
+// with op "run": key = mode, value = clock, token = seed, limit = client
+// operations, inv = the run's wall time in ms, session = violations,
+// mode = the violated checks (comma-separated), aux = the faults
+// ("kind=n,..."), cmp = unchecked keys.
+std::string summary_line(const std::string& mode, const RunResult& run, double seconds);
+// Adds one summary line; kInvalidArgument when it is not one.
+Status add_summary_line(Totals& totals, std::string_view line);
 
 // The report: what ran, the table, the failing seeds. `command` is the
 // command line that produced it.
