@@ -107,8 +107,22 @@ class Worker {
     acq.mode = std::string(client::lock_mode_name(mode));
     acq.limit = limit;
     auto r = client_->acquire(req);
-    if (!r) {
+    if (!r && is_unknown(r.status()) && !session_->lost()) {
+      // The reply was lost: ask again with the same SEQ. The server answers
+      // from its idempotence table (the first grant) or re-attaches to the
+      // queued wait; it never grants twice.
       acq.aux = r.status().to_string();
+      finish(acq, Outcome::kUnknown);
+      // One logical acquire: the retry's record keeps the first invoke time
+      // (the token may have been assigned then; the token-order check
+      // compares with grants acknowledged before the invoke).
+      acq.aux.clear();
+      acq.token = 0;
+      r = client_->acquire(req);
+      acq.aux = "seq-retry " + std::to_string(req.seq) + (r ? "" : " " + r.status().to_string());
+    }
+    if (!r) {
+      if (acq.aux.empty()) acq.aux = r.status().to_string();
       finish(acq, is_unknown(r.status()) ? Outcome::kUnknown : Outcome::kFail);
       if (is_unknown(r.status()) || r.status().code() == ErrorCode::kSessionExpired) session_.reset();
       return;
@@ -161,8 +175,16 @@ class Worker {
     Op rel = base("release", name);
     rel.inv = release_sent;
     rel.token = token;
-    const Status st = client_->release(name, session_->id(), token, ++seq_);
-    if (!st) rel.aux = st.to_string();
+    const std::uint64_t release_seq = ++seq_;
+    Status st = client_->release(name, session_->id(), token, release_seq);
+    if (!st && is_unknown(st) && !session_->lost()) {  // lost reply: the same SEQ again
+      rel.aux = st.to_string();
+      finish(rel, Outcome::kUnknown);
+      rel.aux.clear();  // one logical release: the first invoke time is kept
+      st = client_->release(name, session_->id(), token, release_seq);
+      rel.aux = "seq-retry " + std::to_string(release_seq);
+    }
+    if (!st) rel.aux += (rel.aux.empty() ? "" : " ") + st.to_string();
     finish(rel, st ? Outcome::kOk : (is_unknown(st) ? Outcome::kUnknown : Outcome::kFail));
     if (!st && (is_unknown(st) || st.code() == ErrorCode::kSessionExpired)) session_.reset();
   }

@@ -16,7 +16,10 @@
 // (unreachable, timed out) is recorded as unknown and the worker starts
 // over on a fresh session (the old one expires on the server).
 // SEQ-tagged acquires and releases are retried by the client library after
-// a lost reply (the server answers the retry from its idempotence table).
+// a connection failure within the call's deadline; when the call still
+// ends without a reply, the worker asks once more with the same SEQ (a
+// second record, aux "seq-retry N"): the server answers a retry from its
+// idempotence table and never grants twice.
 // Thread-safety: run_worker blocks the calling thread.
 #pragma once
 
