@@ -1,6 +1,6 @@
 // torture/main.cc: the `leasehold-torture` command (docs/torture.md).
 //
-//   leasehold-torture run [--mode embedded|cluster-1etcd|cluster-3etcd|mixed] [--seed N|random] [--runs N] [--seconds S] [--workers N] [--ttl MS]
+//   leasehold-torture run [--mode embedded|cluster-1etcd|cluster-3etcd|mixed] [--seed N|random] [--runs N] [--seconds S] [--workers N] [--ttl MS] [--keys N]
 //                         [--faults a,b,...] [--clock none|wall|rate:X|random]
 //                         [--server-arg ARG]... [--server-env K=V]... [--failures DIR]
 //                         [--keep-history] [--report FILE] [--summary FILE] [--expect-violation]
@@ -138,6 +138,7 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
     else if (f == "--seconds") c.seconds = static_cast<int>(number(f, value(), 2, 86400));
     else if (f == "--workers") c.workers = static_cast<int>(number(f, value(), 1, 64));
     else if (f == "--ttl") c.ttl_ms = static_cast<int>(number(f, value(), 200, 600000));
+    else if (f == "--keys") c.keys = static_cast<int>(number(f, value(), 1, 100));
     else if (f == "--faults") c.faults = split(value(), ',');
     else if (f == "--clock") clock = value();
     else if (f == "--server-arg") c.extra_server_flags.push_back(value());

@@ -32,14 +32,24 @@ bool write_text(const std::string& path, const std::string& text) {
 
 // The client-side faults of run.h (the server-side ones come from the Target).
 void add_worker_faults(const RunConfig& c, Nemesis& nemesis, std::vector<testing::Subprocess>& workers,
-                       const std::string& clock_file, std::uint64_t seed) {
+                       const std::string& clock_file, const std::string& holding_dir, std::uint64_t seed) {
   const milliseconds ttl(c.ttl_ms);
   if (wants_fault(c, "pause-client") && !workers.empty()) {
     auto rng = std::make_shared<std::mt19937_64>(seed ^ 0x5bd1e995ULL);
     auto victim = std::make_shared<std::size_t>(0);
     nemesis.add({"pause-client",
-                 [&workers, rng, victim] {
-                   *victim = std::uniform_int_distribution<std::size_t>(0, workers.size() - 1)(*rng);
+                 [&workers, rng, victim, holding_dir] {
+                   // Prefer a worker that holds a lock now (the seeds' GC pause).
+                   std::vector<std::size_t> holders;
+                   for (std::size_t i = 0; i < workers.size(); ++i) {
+                     std::ifstream in(holding_dir + "/holding-" + std::to_string(i));
+                     if (in.get() == '1') holders.push_back(i);
+                   }
+                   if (holders.empty()) {
+                     *victim = std::uniform_int_distribution<std::size_t>(0, workers.size() - 1)(*rng);
+                   } else {
+                     *victim = holders[std::uniform_int_distribution<std::size_t>(0, holders.size() - 1)(*rng)];
+                   }
                    workers[*victim].signal(SIGSTOP);
                    return Status();
                  },
@@ -128,7 +138,7 @@ Result<RunResult> run_once(const RunConfig& c) {
   {
     Nemesis nemesis(c.seed, harness, milliseconds(c.ttl_ms / 4), milliseconds(c.ttl_ms * 2));
     target.add_faults(c, nemesis);
-    add_worker_faults(c, nemesis, workers, clock_file, c.seed);
+    add_worker_faults(c, nemesis, workers, clock_file, reg, c.seed);
     // Faults during the first three quarters; the rest runs healed. The
     // nemesis runs on this thread: processes it restarts must not die with
     // a shorter-lived thread (target.h).

@@ -14,7 +14,7 @@
 //               safe deadline, see docs/RELIABILITY.md)
 // Fault names (RunConfig::faults): kill (kill -9 + restart of the server),
 // pause-server (SIGSTOP/SIGCONT, up to 1.5 TTL), pause-client (SIGSTOP of a
-// worker past its TTL), clock-wall (only with clock "wall"); in cluster
+// worker past its TTL, preferring one that holds a lock), clock-wall (only with clock "wall"); in cluster
 // modes also kill-standby, kill-etcd, kill-etcd-majority, pause-etcd
 // (torture/cluster_target.cc; there kill and pause-server hit the primary).
 // Clock modes other than "none" are embedded-only for now.

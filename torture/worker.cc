@@ -1,6 +1,9 @@
 // torture/worker.cc: see worker.h.
 #include "torture/worker.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -39,7 +42,14 @@ class Worker {
  public:
   Worker(const WorkerConfig& config, std::shared_ptr<client::Client> client, std::unique_ptr<HistoryWriter> history)
       : cfg_(config), rng_(config.seed), client_(std::move(client)), history_(std::move(history)),
-        register_(config.register_dir) {}
+        register_(config.register_dir),
+        holding_fd_(::open((config.register_dir + "/holding-" + std::to_string(config.id)).c_str(),
+                           O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {}
+  ~Worker() {
+    if (holding_fd_ >= 0) ::close(holding_fd_);
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
 
   void run() {
     const auto end = Clock::now() + std::chrono::seconds(cfg_.seconds);
@@ -62,6 +72,10 @@ class Worker {
   }
 
  private:
+  // Tells the nemesis (pause-client prefers holders) whether a lock is held.
+  void set_holding(bool holding) {
+    if (holding_fd_ >= 0) (void)!::pwrite(holding_fd_, holding ? "1" : "0", 1, 0);
+  }
   int pick_int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   void sleep_ms(int ms) { std::this_thread::sleep_for(Millis(ms)); }  // workload timing, not synchronisation
   Op base(const std::string& kind, const std::string& key) {
@@ -134,6 +148,7 @@ class Worker {
     acq.token = *r.value();
     finish(acq, Outcome::kOk);
     const std::uint64_t token = acq.token;
+    set_holding(true);
 
     sleep_ms(pick_int(0, cfg_.ttl_ms / 5));
     // The writes happen even when the session was lost meanwhile (a paused
@@ -185,6 +200,7 @@ class Worker {
       rel.aux = "seq-retry " + std::to_string(release_seq);
     }
     if (!st) rel.aux += (rel.aux.empty() ? "" : " ") + st.to_string();
+    set_holding(false);
     finish(rel, st ? Outcome::kOk : (is_unknown(st) ? Outcome::kUnknown : Outcome::kFail));
     if (!st && (is_unknown(st) || st.code() == ErrorCode::kSessionExpired)) session_.reset();
   }
@@ -216,11 +232,13 @@ class Worker {
     }
     set.token = static_cast<std::uint64_t>(r->integer);
     finish(set, Outcome::kOk);
+    set_holding(true);
     sleep_ms(pick_int(0, px / 5));
     Op del = base("cdel", key);
     del.session = 0;
     del.value = set.value;
     auto d = call({"DELIFEQ", key, set.value});
+    set_holding(false);
     if (!d || d->type != resp::Type::kInteger) {
       del.aux = d ? d->str : d.status().to_string();
       finish(del, Outcome::kUnknown);
@@ -234,6 +252,7 @@ class Worker {
   std::shared_ptr<client::Client> client_;
   std::unique_ptr<HistoryWriter> history_;
   FencedRegister register_;
+  int holding_fd_;
   std::unique_ptr<client::Session> session_;
   std::uint64_t seq_ = 0;
   std::uint64_t counter_ = 0;
