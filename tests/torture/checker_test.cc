@@ -101,6 +101,13 @@ TEST(TortureDurability, AnAcknowledgedFencedWriteIsNeverLost) {
   EXPECT_EQ(check_durability({put, make("fget", -1, "f0", 300, 310, Outcome::kOk, 0)}).size(), 1u);  // nil
 }
 
+TEST(TortureDurability, AWorkerRefusedAsAlreadyHoldingMeansALostRelease) {
+  Op refused = acquire(1, "x0", 300, 310, 0, "exclusive", Outcome::kFail);
+  EXPECT_TRUE(check_durability({refused}).empty());  // plain "not granted"
+  refused.aux = "conflict: session 5 already holds or waits for 'x0'";
+  EXPECT_EQ(check_durability({refused}).size(), 1u);
+}
+
 TEST(TortureLiveness, AFailedPostHealAcquireIsAViolation) {
   EXPECT_TRUE(check_liveness({make("liveness", -1, "x0", 0, 10, Outcome::kOk)}).empty());
   EXPECT_EQ(check_liveness({make("liveness", -1, "x0", 0, 10000, Outcome::kFail)}).size(), 1u);

@@ -19,7 +19,10 @@
 //   check_durability       (d) every grant sent after a crash's restart has
 //                          a token above every grant acknowledged before the
 //                          crash; a FENCE.GET never shows a token below a
-//                          FENCE.PUT acknowledged before the get was sent.
+//                          FENCE.PUT acknowledged before the get was sent;
+//                          a worker (which acquires only while it holds
+//                          nothing) is never refused as "already holding"
+//                          (a lost release).
 //   check_liveness         (e) every `liveness` record is ok.
 //   check_linearizable     per key, the fenced store (fput/fget) and the
 //                          compat keys (cset/cdel) are linearizable

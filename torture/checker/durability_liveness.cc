@@ -24,6 +24,17 @@ std::vector<Violation> check_durability(const std::vector<Op>& history) {
       }
     }
   }
+  // Acknowledged releases survive: a worker acquires only while it holds
+  // nothing on its session, so "-CONFLICT already holding" means the server
+  // still counts a hold that was released (and acknowledged), or granted a
+  // hold the worker never learnt of.
+  for (const Op& acq : history) {
+    if (acq.op == "acquire" && acq.process >= 0 && acq.out == Outcome::kFail && acq.aux.rfind("conflict", 0) == 0) {
+      out.push_back({"durability", "process " + std::to_string(acq.process) + " session " +
+                                       std::to_string(acq.session) + " was refused " + acq.key + " at " +
+                                       std::to_string(acq.inv) + " ns as already holding it: " + acq.aux});
+    }
+  }
   // Acknowledged fenced writes survive: a get sent after a put was
   // acknowledged shows that put's token or a later one.
   std::map<std::string, std::vector<const Op*>> puts;
