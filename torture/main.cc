@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "torture/kill_children_on_signal.h"
 #include "torture/report.h"
 #include "torture/run.h"
 #include "torture/worker.h"
@@ -237,6 +238,7 @@ int main(int argc, char** argv) {
   const std::string sub = args[0];
   args.erase(args.begin());
   if (sub == "worker") return worker_main(args);
+  install_kill_children_on_signal();
   if (sub == "check") return check_main(args);
   if (sub == "report") {
     std::string command = "leasehold-torture report";
