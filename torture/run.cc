@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -100,16 +101,22 @@ Result<RunResult> run_once(const RunConfig& c) {
 
   Env server_env = c.extra_server_env;
   Env worker_env;
+  // An ASan build refuses to start with another library preloaded first
+  // unless told not to check the link order.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  const std::string asan_options = std::string(asan != nullptr ? asan : "") + ":verify_asan_link_order=0";
   if (c.clock == "wall") {
     const Env wall = {{"LD_PRELOAD", kFaketime},
                       {"FAKETIME_TIMESTAMP_FILE", clock_file},
                       {"FAKETIME_CACHE_DURATION", "1"},
-                      {"FAKETIME_DONT_FAKE_MONOTONIC", "1"}};
+                      {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
+                      {"ASAN_OPTIONS", asan_options}};
     server_env.insert(server_env.end(), wall.begin(), wall.end());
     worker_env = wall;
   } else if (c.clock.rfind("rate:", 0) == 0) {
     server_env.push_back({"LD_PRELOAD", kFaketime});
     server_env.push_back({"FAKETIME", "+0 x" + c.clock.substr(5)});
+    server_env.push_back({"ASAN_OPTIONS", asan_options});
   }
 
   auto harness_history = HistoryWriter::open(tmp.file("harness.jsonl"));
