@@ -43,13 +43,14 @@ class ClusterTarget final : public Target {
     if (wants_fault(c, "pause-server")) {
       nemesis.add({"pause-primary",
                    [this] {
-                     victim_ = primary();
-                     if (victim_ < 0) return Status(ErrorCode::kUnavailable, "no primary to pause");
-                     cluster_->node(victim_).process.signal(SIGSTOP);
+                     pause_victim_ = primary();
+                     if (pause_victim_ < 0) return Status(ErrorCode::kUnavailable, "no primary to pause");
+                     cluster_->node(pause_victim_).process.signal(SIGSTOP);
                      return Status();
                    },
                    [this] {
-                     if (victim_ >= 0) cluster_->node(victim_).process.signal(SIGCONT);
+                     if (pause_victim_ >= 0) cluster_->node(pause_victim_).process.signal(SIGCONT);
+                     pause_victim_ = -1;
                      return Status();
                    },
                    milliseconds(2500), milliseconds(5000), false});
@@ -71,12 +72,13 @@ class ClusterTarget final : public Target {
     if (wants_fault(c, "pause-etcd")) {
       nemesis.add({"pause-etcd",
                    [this, members] {
-                     etcd_victims_ = {pick(members)};
-                     cluster_->etcd().pause(etcd_victims_[0]);
+                     etcd_paused_ = pick(members);
+                     cluster_->etcd().pause(etcd_paused_);
                      return Status();
                    },
                    [this] {
-                     cluster_->etcd().resume(etcd_victims_[0]);
+                     if (etcd_paused_ >= 0) cluster_->etcd().resume(etcd_paused_);
+                     etcd_paused_ = -1;
                      return Status();
                    },
                    milliseconds(500), milliseconds(3000), false});
@@ -98,14 +100,16 @@ class ClusterTarget final : public Target {
   Status kill_node(bool want_primary) {
     const int p = primary();
     if (p < 0) return {ErrorCode::kUnavailable, "no primary"};
-    victim_ = want_primary ? p : (p + 1 + pick(cluster_->size() - 1)) % cluster_->size();
-    cluster_->node(victim_).process.kill9();
+    const int victim = want_primary ? p : (p + 1 + pick(cluster_->size() - 1)) % cluster_->size();
+    killed_.push_back(victim);
+    cluster_->node(victim).process.kill9();
     return {};
   }
+  // Restarts the node killed last (faults heal in reverse order).
   Status respawn() {
-    if (victim_ < 0) return {};
-    const int i = victim_;
-    victim_ = -1;
+    if (killed_.empty()) return {};
+    const int i = killed_.back();
+    killed_.pop_back();
     if (cluster_->node(i).running()) return {};
     return cluster_->spawn(i) ? Status() : Status(ErrorCode::kUnavailable, "node did not restart");
   }
@@ -123,8 +127,11 @@ class ClusterTarget final : public Target {
 
   std::unique_ptr<testing::LeaseholdCluster> cluster_;
   std::mt19937_64 rng_;
-  int victim_ = -1;
-  std::vector<int> etcd_victims_;
+  // Each fault keeps its own victims, so that two faults can overlap.
+  std::vector<int> killed_;  // killed nodes, last killed last
+  int pause_victim_ = -1;   // paused node
+  std::vector<int> etcd_victims_;  // killed etcd members
+  int etcd_paused_ = -1;    // paused etcd member
 };
 
 }  // namespace

@@ -7,8 +7,11 @@
 // a fault proxy or a disk-full of a shim is just another Fault.
 //
 // run() loops until its stop_token is requested: a random gap, then one
-// fault chosen uniformly among those added, held for a random duration in
-// [min_hold, max_hold], then healed. Each fault becomes one history record
+// fault chosen uniformly among those added (one time in three, two
+// different ones at once, counted under "(combined)"), held for a random
+// duration in [min_hold, max_hold] (the longer of the two), then healed
+// (in reverse order). A kind's inject/heal must tolerate another kind
+// being in place (e.g. SIGCONT of a killed server is harmless). Each fault becomes one history record
 // (`fault`, or `crash` when Fault::crash: inv = injected, cmp = healed).
 // A fault in place when stop is requested is healed before run() returns.
 // An inject/heal error is recorded in the record's aux and counted.
@@ -51,6 +54,7 @@ class Nemesis {
 
  private:
   std::chrono::milliseconds pick(std::chrono::milliseconds lo, std::chrono::milliseconds hi);
+  static bool compatible(const Fault& a, const Fault& b);
   std::mt19937_64 rng_;
   HistoryWriter& history_;
   std::chrono::milliseconds min_gap_, max_gap_;
