@@ -190,10 +190,16 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
     std::fflush(stdout);
     const auto run_start = std::chrono::steady_clock::now();
     auto result = run_once(c);
-    if (!result) {
-      std::fprintf(stderr, "torture: seed %llu could not run: %s\n", static_cast<unsigned long long>(c.seed),
-                   result.status().to_string().c_str());
-      return 2;
+    if (!result) {  // counted and reported; the other runs go on
+      std::printf("torture: seed %llu could not run: %s\n", static_cast<unsigned long long>(c.seed),
+                  result.status().to_string().c_str());
+      std::fflush(stdout);
+      ++totals.start_errors;
+      if (!summary.empty()) {
+        std::ofstream out(summary, std::ios::app);
+        out << start_error_line(c.mode, c.seed, result.status().to_string()) << "\n";
+      }
+      continue;
     }
     std::string faults;
     for (const auto& [k, n] : result->faults) faults += " " + k + "=" + std::to_string(n);
@@ -220,6 +226,10 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
   for (const auto& [name, n] : totals.violations_by_mode) violations += n;
   std::printf("torture: %d runs, %llu ops, %d violations\n", totals.runs, static_cast<unsigned long long>(totals.ops),
               violations);
+  if (totals.start_errors > 0) {
+    std::printf("torture: %d runs could not start\n", totals.start_errors);
+    return 2;
+  }
   if (expect_violation) return violations > 0 ? 0 : 1;
   return violations == 0 ? 0 : 1;
 }

@@ -37,8 +37,23 @@ std::string summary_line(const std::string& mode, const RunResult& run, double s
   return to_json(op);
 }
 
+std::string start_error_line(const std::string& mode, std::uint64_t seed, const std::string& why) {
+  Op op;
+  op.op = "run-error";
+  op.key = mode;
+  op.token = seed;
+  op.aux = why;
+  return to_json(op);
+}
+
 Status add_summary_line(Totals& t, std::string_view line) {
   auto parsed = from_json(line);
+  if (parsed && parsed->op == "run-error") {
+    ++t.start_errors;
+    t.failures.push_back("seed " + std::to_string(parsed->token) + " (" + parsed->key +
+                         "): could not start: " + parsed->aux);
+    return {};
+  }
   if (!parsed || parsed->op != "run") return {ErrorCode::kInvalidArgument, "not a summary line"};
   const Op& op = parsed.value();
   const std::string& mode = op.key;
@@ -93,12 +108,15 @@ std::string render_markdown(const Totals& t, const std::string& command) {
   for (const auto& [clock, n] : t.runs_by_clock) out << "| " << clock << " | " << n << " |\n";
   out << "\n## Faults injected, by kind\n\n| fault | injected |\n|---|---:|\n";
   for (const auto& [kind, n] : t.faults) out << "| " << kind << " | " << n << " |\n";
+  if (t.start_errors > 0) out << "\n" << t.start_errors << " runs could not start (listed below; not counted above).\n";
   out << "\n## Violations by check\n\n";
   if (t.violations_by_check.empty()) {
     out << "None.\n";
   } else {
     out << "| check | violations |\n|---|---:|\n";
     for (const auto& [check, n] : t.violations_by_check) out << "| " << check << " | " << n << " |\n";
+  }
+  if (!t.failures.empty()) {
     out << "\nFailing seeds (rerun with `build/torture/leasehold-torture run --seed N ...`):\n\n";
     for (const auto& f : t.failures) out << "- " << f << "\n";
   }
