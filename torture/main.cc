@@ -170,6 +170,9 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
   if (clock != "none" && clock != "wall" && clock != "random" && clock.rfind("rate:", 0) != 0) {
     usage("unknown clock " + clock);
   }
+  // LEASEHOLD_TORTURE_SEED pins a "random" seed (to replay a ctest run).
+  const char* pinned = std::getenv("LEASEHOLD_TORTURE_SEED");
+  if (seed_text == "random" && pinned != nullptr && *pinned != '\0') seed_text = pinned;
   std::uint64_t seed = seed_text == "random" ? std::random_device{}() : std::strtoull(seed_text.c_str(), nullptr, 10);
   Totals totals;
   const auto start = std::chrono::steady_clock::now();
