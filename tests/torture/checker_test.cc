@@ -108,6 +108,15 @@ TEST(TortureDurability, AWorkerRefusedAsAlreadyHoldingMeansALostRelease) {
   EXPECT_EQ(check_durability({refused}).size(), 1u);
 }
 
+TEST(TortureDurability, AReleaseOfALiveHoldRefusedMeansALostGrant) {
+  Op rel = make("release", 1, "x0", 500, 510, Outcome::kFail, 9);
+  rel.aux = "not_holder: session 4 does not hold 'x0'";
+  // The hold ended at the release (the session was live): a lost grant.
+  EXPECT_EQ(check_durability({hold(1, "x0", 100, 500, 9), rel}).size(), 1u);
+  // The hold ended at the safe deadline before the release: expected.
+  EXPECT_TRUE(check_durability({hold(1, "x0", 100, 400, 9), rel}).empty());
+}
+
 TEST(TortureLiveness, AFailedPostHealAcquireIsAViolation) {
   EXPECT_TRUE(check_liveness({make("liveness", -1, "x0", 0, 10, Outcome::kOk)}).empty());
   EXPECT_EQ(check_liveness({make("liveness", -1, "x0", 0, 10000, Outcome::kFail)}).size(), 1u);

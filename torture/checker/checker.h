@@ -22,7 +22,10 @@
 //                          FENCE.PUT acknowledged before the get was sent;
 //                          a worker (which acquires only while it holds
 //                          nothing) is never refused as "already holding"
-//                          (a lost release).
+//                          (a lost release); a release sent while the
+//                          holder's session was live is never refused as
+//                          not holding (a lost grant, or a SEQ retry of a
+//                          done release forgotten).
 //   check_liveness         (e) every `liveness` record is ok.
 //   check_linearizable     per key, the fenced store (fput/fget) and the
 //                          compat keys (cset/cdel) are linearizable

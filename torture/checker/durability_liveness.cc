@@ -1,6 +1,7 @@
 // torture/checker/durability_liveness.cc: checks (d) and (e), see checker.h.
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "torture/checker/checker.h"
 
@@ -33,6 +34,25 @@ std::vector<Violation> check_durability(const std::vector<Op>& history) {
       out.push_back({"durability", "process " + std::to_string(acq.process) + " session " +
                                        std::to_string(acq.session) + " was refused " + acq.key + " at " +
                                        std::to_string(acq.inv) + " ns as already holding it: " + acq.aux});
+    }
+  }
+  // Acknowledged grants survive: a release sent while the holder's session
+  // was still live by its safe deadline (its hold record ends at the release,
+  // not at the deadline) must not be refused as not holding: the server
+  // would have lost the grant, or forgotten a SEQ-retried release it did.
+  std::map<std::tuple<int, std::string, std::uint64_t>, const Op*> holds;
+  for (const Op& h : history) {
+    if (h.op == "hold") holds[{h.process, h.key, h.token}] = &h;
+  }
+  for (const Op& rel : history) {
+    if (rel.op != "release" || rel.out != Outcome::kFail) continue;
+    const bool refused = rel.aux.find("not_holder") != std::string::npos ||
+                         rel.aux.find("stale_token") != std::string::npos;
+    const auto it = holds.find({rel.process, rel.key, rel.token});
+    if (refused && it != holds.end() && it->second->cmp >= rel.inv) {
+      out.push_back({"durability", "process " + std::to_string(rel.process) + " released " + rel.key + " token " +
+                                       std::to_string(rel.token) + " while its session was live, and was refused: " +
+                                       rel.aux});
     }
   }
   // Acknowledged fenced writes survive: a get sent after a put was
