@@ -30,7 +30,9 @@ std::vector<Violation> check_durability(const std::vector<Op>& history) {
   // still counts a hold that was released (and acknowledged), or granted a
   // hold the worker never learnt of.
   for (const Op& acq : history) {
-    if (acq.op == "acquire" && acq.process >= 0 && acq.out == Outcome::kFail && acq.aux.rfind("conflict", 0) == 0) {
+    const bool already = acq.aux.find("already holds") != std::string::npos ||
+                         acq.aux.find("already waits") != std::string::npos;
+    if (acq.op == "acquire" && acq.process >= 0 && acq.out == Outcome::kFail && already) {
       out.push_back({"durability", "process " + std::to_string(acq.process) + " session " +
                                        std::to_string(acq.session) + " was refused " + acq.key + " at " +
                                        std::to_string(acq.inv) + " ns as already holding it: " + acq.aux});
