@@ -145,9 +145,11 @@ void Node::Impl::on_appended(Result<log::LogIndex> result) {
       // follower path applies it from the log like any other entry.
       // Clients get -UNAVAILABLE either way: -CONFLICT means a lock-state
       // conflict (docs/protocol.md), not "this node was deposed".
-      fail_batch(std::move(batch), error.code() == ErrorCode::kConflict
-                                       ? Status(ErrorCode::kUnavailable, "deposed: " + error.message())
-                                       : error);
+      const bool deposed = error.code() == ErrorCode::kConflict;
+      const bool says_so = error.message().rfind("deposed", 0) == 0;
+      fail_batch(std::move(batch), deposed ? Status(ErrorCode::kUnavailable,
+                                                    says_so ? error.message() : "deposed: " + error.message())
+                                           : error);
       const bool was_primary = is_primary();
       become_standby(error);
       drain_deferred_follows();
