@@ -1,6 +1,7 @@
 // torture/embedded_target.cc: the embedded-mode Target (target.h) and
 // make_target().
 #include <algorithm>
+#include <filesystem>
 
 #include "torture/server_control.h"
 #include "torture/target.h"
@@ -16,7 +17,9 @@ using std::chrono::milliseconds;
 class EmbeddedTarget final : public Target {
  public:
   EmbeddedTarget(const RunConfig& c, const std::string& dir, const Env& env)
-      : server_({dir + "/data", c.extra_server_flags, env, dir + "/server.stderr"}), log_(dir + "/server.stderr") {}
+      : server_({dir + "/data", c.extra_server_flags, env, dir + "/server.stderr"}),
+        data_dir_(dir + "/data"),
+        log_(dir + "/server.stderr") {}
   Status start() { return server_.start(); }
   std::string endpoints() const override { return server_.endpoint(); }
   void add_faults(const RunConfig& c, Nemesis& nemesis) override {
@@ -24,6 +27,19 @@ class EmbeddedTarget final : public Target {
     if (wants_fault(c, "kill")) {
       nemesis.add({"kill", [this] { server_.kill9(); return Status(); }, [this] { return server_.restart(); },
                    milliseconds(100), milliseconds(1500), true});
+    }
+    if (wants_fault(c, "kill-lose-log")) {
+      // A disk that lost the whole log: an honest server must refuse to
+      // start on it (the revision guard), so this fault is for runs against
+      // the `reuse-token-after-restart` switch (docs/faults.md).
+      nemesis.add({"kill-lose-log",
+                   [this] {
+                     server_.kill9();
+                     std::error_code ec;
+                     std::filesystem::remove_all(data_dir_ + "/rocksdb", ec);
+                     return ec ? Status(ErrorCode::kIoError, "cannot remove the log: " + ec.message()) : Status();
+                   },
+                   [this] { return server_.restart(); }, milliseconds(100), milliseconds(1000), true});
     }
     if (wants_fault(c, "pause-server")) {
       nemesis.add({"pause-server", [this] { server_.pause(); return Status(); },
@@ -39,6 +55,7 @@ class EmbeddedTarget final : public Target {
 
  private:
   ServerControl server_;
+  std::string data_dir_;
   std::string log_;
 };
 
