@@ -9,8 +9,13 @@
 namespace leasehold::torture {
 
 Status ServerControl::start() {
-  port_ = testing::free_port();
-  return spawn_and_wait();
+  Status last;
+  for (int attempt = 0; attempt < 5; ++attempt) {  // another process may take the free port first
+    port_ = testing::free_port();
+    last = spawn_and_wait();
+    if (last) return last;
+  }
+  return last;
 }
 
 Status ServerControl::restart() {

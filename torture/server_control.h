@@ -2,7 +2,7 @@
 // run, on one fixed loopback port for the whole run so that clients
 // reconnect to it after a kill -9 and restart.
 //
-// start() picks a free port once; restart() reuses it (retrying while the
+// start() picks a free port (up to 5 tries); restart() reuses it (retrying while the
 // old socket lingers). Extra server flags (e.g. the `faults` branch's
 // `--unsafe-test-fault NAME`) and extra environment (LD_PRELOAD of a
 // fault shim, FAKETIME ...) are given at construction and apply to every
