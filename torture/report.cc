@@ -51,7 +51,7 @@ Status add_summary_line(Totals& t, std::string_view line) {
   if (parsed && parsed->op == "run-error") {
     ++t.start_errors;
     t.failures.push_back("seed " + std::to_string(parsed->token) + " (" + parsed->key +
-                         "): could not start: " + parsed->aux);
+                         "): could not run to the end: " + parsed->aux);
     return {};
   }
   if (!parsed || parsed->op != "run") return {ErrorCode::kInvalidArgument, "not a summary line"};
@@ -108,7 +108,11 @@ std::string render_markdown(const Totals& t, const std::string& command) {
   for (const auto& [clock, n] : t.runs_by_clock) out << "| " << clock << " | " << n << " |\n";
   out << "\n## Faults injected, by kind\n\n| fault | injected |\n|---|---:|\n";
   for (const auto& [kind, n] : t.faults) out << "| " << kind << " | " << n << " |\n";
-  if (t.start_errors > 0) out << "\n" << t.start_errors << " runs could not start (listed below; not counted above).\n";
+  if (t.start_errors > 0) {
+    out << "\n" << t.start_errors
+        << " runs could not run to the end (a process did not start, or a cluster had no primary in\n"
+           "time at the final crash; listed below; their operations are not counted above).\n";
+  }
   out << "\n## Violations by check\n\n";
   if (t.violations_by_check.empty()) {
     out << "None.\n";

@@ -24,7 +24,7 @@ struct Totals {
   std::map<std::string, int> violations_by_check;
   std::vector<std::string> failures;            // "seed N (mode): first violation; history path"
   int unchecked_keys = 0;
-  int start_errors = 0;                         // runs whose processes did not start
+  int start_errors = 0;                         // runs that could not run to the end
   void add(const std::string& mode, const RunResult& run);
 };
 
@@ -36,7 +36,7 @@ struct Totals {
 // mode = the violated checks (comma-separated), aux = the faults
 // ("kind=n,..."), cmp = unchecked keys.
 std::string summary_line(const std::string& mode, const RunResult& run, double seconds);
-// A run that could not start (op "run-error", aux = why).
+// A run that could not run to the end (op "run-error", aux = why).
 std::string start_error_line(const std::string& mode, std::uint64_t seed, const std::string& why);
 // Adds one summary line; kInvalidArgument when it is not one.
 Status add_summary_line(Totals& totals, std::string_view line);
