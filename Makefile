@@ -6,7 +6,8 @@
 #                 and a short run of every fuzzer
 #   make package  builds the Debian package $(BUILD)/leasehold_<version>_<arch>.deb (docs/install.md)
 #   make fuzz     runs every fuzzer long (FUZZ_SECONDS each; docs/fuzzing.md)
-.PHONY: all deps deps-test build build-run build-asan build-fuzz run package test test-release test-asan test-fuzz fuzz fuzz-corpus bench clean
+#   make torture RUNS=N  N long fault-injection runs, written to docs/RELIABILITY.md (docs/torture.md)
+.PHONY: all deps deps-test build build-run build-asan build-fuzz run package test test-release test-asan test-fuzz fuzz fuzz-corpus bench torture clean
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -14,6 +15,12 @@ BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS ?= resp_parser command_args log_entry snapshot etcd_log
 JOBS       ?= $(shell nproc)
+RUNS       ?= 10
+TORTURE_SECONDS ?= 30
+TORTURE_SEED    ?= random
+TORTURE_MODE    ?= mixed
+TORTURE_SUMMARY ?= $(BUILD)/torture/summary.jsonl
+TORTURE_FAULTS  ?= kill,kill-standby,pause-server,pause-client,clock-wall,kill-etcd,kill-etcd-majority,pause-etcd
 # ccache: hits across clones in other folders (CI builds a fresh clone).
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
@@ -91,6 +98,18 @@ fuzz-corpus: build-fuzz
 bench: build
 	./$(BUILD)/bench/leasehold_core_bench
 	BUILD=$(BUILD) bash bench/run_all.sh
+
+# Long torture runs (docs/torture.md): seeds TORTURE_SEED, TORTURE_SEED+1, ...;
+# failing histories are kept under $(BUILD)/torture/failures/ with their seed.
+# Each run appends a line to TORTURE_SUMMARY; the report covers every run in
+# it (delete it to start over).
+torture: deps-test
+	@cmake -S . -B $(BUILD) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DLEASEHOLD_BUILD_TESTS=ON -DLEASEHOLD_BUILD_BENCH=ON >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target leasehold leasehold-torture
+	./$(BUILD)/torture/leasehold-torture run --runs $(RUNS) --seed $(TORTURE_SEED) --seconds $(TORTURE_SECONDS) \
+	  --mode $(TORTURE_MODE) --clock random --faults $(TORTURE_FAULTS) --summary $(TORTURE_SUMMARY)
+	./$(BUILD)/torture/leasehold-torture report --out docs/RELIABILITY.md $(TORTURE_SUMMARY)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -143,7 +143,13 @@ void Node::Impl::on_appended(Result<log::LogIndex> result) {
       // Cluster mode: deposed, or etcd unreachable with the outcome unknown.
       // Nothing of this batch was applied here; if it did commit, the
       // follower path applies it from the log like any other entry.
-      fail_batch(std::move(batch), error);
+      // Clients get -UNAVAILABLE either way: -CONFLICT means a lock-state
+      // conflict (docs/protocol.md), not "this node was deposed".
+      const bool deposed = error.code() == ErrorCode::kConflict;
+      const bool says_so = error.message().rfind("deposed", 0) == 0;
+      fail_batch(std::move(batch), deposed ? Status(ErrorCode::kUnavailable,
+                                                    says_so ? error.message() : "deposed: " + error.message())
+                                           : error);
       const bool was_primary = is_primary();
       become_standby(error);
       drain_deferred_follows();

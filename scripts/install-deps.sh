@@ -36,6 +36,8 @@ test_packages=(
   man-db groff-base systemd
   # tests/client: the zsh completion is loaded in a real zsh
   zsh
+  # the torture suite's clock faults (docs/torture.md)
+  faketime libfaketime
 )
 
 case $set_name in

@@ -114,5 +114,26 @@ TEST(NodeResetTest, RefusesOnAPrimaryAndOnACorruptSnapshotWithoutChangingState) 
   EXPECT_EQ(node.node().role(), Role::kStandby);
 }
 
+// Regression (found by the torture suite, cluster-1etcd seed 60004): a
+// primary deposed while its append was in flight (the etcd log answers
+// kConflict "holds no election key") answered its clients -CONFLICT, which
+// means a lock-state conflict ("already holding"); it must be -UNAVAILABLE.
+TEST(NodeResetTest, ADeposedPrimaryFailsItsInFlightBatchAsUnavailable) {
+  NodeHarness node(cluster_options());
+  node.open();
+  node.node().promote();
+  ASSERT_EQ(node.node().role(), Role::kPrimary);
+  {
+    std::lock_guard lock(node.control().mu);
+    node.control().fail_next = Status(ErrorCode::kConflict, "not the primary: this node holds no election key");
+  }
+  const core::ApplyResult r = node.commit(core::OpenSession{10'000, "x"});
+  ASSERT_TRUE(r.reply.is_error());
+  EXPECT_EQ(r.reply.error.code(), ErrorCode::kUnavailable) << r.reply.error.to_string();
+  EXPECT_NE(r.reply.error.message().find("deposed"), std::string::npos) << r.reply.error.to_string();
+  EXPECT_EQ(node.node().role(), Role::kStandby);
+  EXPECT_EQ(node.node().state().session_count(), 0u) << "a failed batch must not be applied";
+}
+
 }  // namespace
 }  // namespace leasehold::node::testing

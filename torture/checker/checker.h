@@ -1,0 +1,79 @@
+// torture/checker/checker.h: the safety and liveness checks of a torture
+// history (torture/history.h). Each check is a pure function of the merged
+// records; it returns the violations it found (empty: the property held).
+//
+//   check_fencing          (a) per key, the register's accepted tokens rise
+//                          strictly in acceptance order; a register write by
+//                          a live holder is never refused; FENCE.PUT never
+//                          acknowledges a token lower than one acknowledged
+//                          before it was sent.
+//   check_token_order      (b) exclusive/semaphore/compat grant tokens are
+//                          unique (shared readers woken together may share
+//                          one); a grant acknowledged before another acquire
+//                          was sent has the lower token (tokens are one
+//                          server-wide revision, docs/core.md).
+//   check_mutual_exclusion (c) per lock, live holds (`hold` records, and
+//                          compat keys from SET NX to DELIFEQ or expiry)
+//                          never overlap unless all are shared; a semaphore
+//                          never has more than its limit.
+//   check_durability       (d) every grant sent after a crash's restart has
+//                          a token above every grant acknowledged before the
+//                          crash; a FENCE.GET never shows a token below a
+//                          FENCE.PUT acknowledged before the get was sent;
+//                          a worker (which acquires only while it holds
+//                          nothing) is never refused as "already holding"
+//                          (a lost release); a release sent while the
+//                          holder's session was live is never refused as
+//                          not holding (a lost grant, or a SEQ retry of a
+//                          done release forgotten).
+//   check_liveness         (e) every `liveness` record is ok.
+//   check_linearizable     per key, the fenced store (fput/fget) and the
+//                          compat keys (cset/cdel) are linearizable
+//                          (torture/checker/linearizability.h).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "torture/history.h"
+
+namespace leasehold::torture {
+
+struct Violation {
+  std::string check;    // "fencing", "token-order", "mutual-exclusion", ...
+  std::string message;  // what broke, with the records' times and tokens
+};
+
+struct CheckOptions {
+  // The clock drift bound of the contract (docs/client.md): a compat key set
+  // with PX px is not expired by the server before
+  // px - (drift_factor * px + drift_fixed) after the SET was sent.
+  double drift_factor = 0.01;
+  std::int64_t drift_fixed_ns = 2'000'000;
+  // Linearizability search budget per key (states explored); past it the
+  // key is reported as "unchecked", not as a violation.
+  std::size_t linearizability_budget = 2'000'000;
+};
+
+std::vector<Violation> check_fencing(const std::vector<Op>& history);
+std::vector<Violation> check_token_order(const std::vector<Op>& history);
+std::vector<Violation> check_mutual_exclusion(const std::vector<Op>& history, const CheckOptions& options = {});
+std::vector<Violation> check_durability(const std::vector<Op>& history);
+std::vector<Violation> check_liveness(const std::vector<Op>& history);
+// `unchecked`, when given, receives the keys whose search ran out of budget.
+std::vector<Violation> check_linearizable(const std::vector<Op>& history, const CheckOptions& options = {},
+                                          std::vector<std::string>* unchecked = nullptr);
+
+// Every check above, in that order.
+std::vector<Violation> check_all(const std::vector<Op>& history, const CheckOptions& options = {},
+                                 std::vector<std::string>* unchecked = nullptr);
+
+// The live holds of compat keys: one `hold` record (mode exclusive, key
+// "compat:<key>") per acknowledged SET NX, live until the first DELIFEQ of
+// that value was sent or the earliest time the server may expire it.
+std::vector<Op> compat_holds(const std::vector<Op>& history, const CheckOptions& options = {});
+
+}  // namespace leasehold::torture

@@ -1,0 +1,133 @@
+// torture/final_checks.cc: see final_checks.h.
+#include "torture/final_checks.h"
+
+#include <thread>
+
+#include "client/client_core.h"
+#include "leasehold/client.h"
+#include "leasehold/session.h"
+
+namespace leasehold::torture {
+namespace {
+
+using client::Clock;
+using client::Millis;
+
+Op record(const std::string& kind, const std::string& key) {
+  Op op;
+  op.op = kind;
+  op.process = -1;
+  op.key = key;
+  op.inv = now_ns();
+  return op;
+}
+
+void lock_liveness(client::Client& c, std::uint64_t session, const std::string& name, client::LockMode mode,
+                   std::uint32_t limit, Millis bound, HistoryWriter& history) {
+  Op live = record("liveness", name);
+  Op acq = record("acquire", name);
+  acq.mode = std::string(client::lock_mode_name(mode));
+  acq.limit = limit;
+  acq.session = session;
+  client::AcquireRequest req;
+  req.name = name;
+  req.session = session;
+  req.mode = mode;
+  req.limit = limit;
+  req.wait = bound;
+  auto r = c.acquire(req);
+  acq.cmp = now_ns();
+  live.cmp = acq.cmp;
+  if (r && r.value()) {
+    acq.token = *r.value();
+    acq.out = Outcome::kOk;
+    live.out = Outcome::kOk;
+    history.write(acq);
+    (void)c.release(name, session, acq.token);
+  } else {
+    acq.out = r ? Outcome::kFail : Outcome::kUnknown;
+    live.out = Outcome::kFail;
+    live.aux = r ? "not granted" : r.status().to_string();
+    history.write(acq);
+  }
+  history.write(live);
+}
+
+}  // namespace
+
+void run_final_checks(const std::string& endpoints, int keys, std::chrono::milliseconds bound,
+                      HistoryWriter& history) {
+  client::ClientOptions options;
+  options.endpoints = client::parse_endpoints(endpoints).value();
+  options.call_timeout = Millis(5000);
+  auto created = client::Client::create(options);
+  std::shared_ptr<client::Client> c = std::move(created).value();
+  const auto deadline = Clock::now() + bound;
+  std::unique_ptr<client::Session> session;
+  while (!session && Clock::now() < deadline) {
+    client::SessionOptions so;
+    so.ttl = Millis(30'000);
+    so.owner = "torture-final";
+    auto s = client::Session::open(c, so);
+    if (s) session = std::move(s).value();
+    else std::this_thread::sleep_for(Millis(100));  // polling the server's return
+  }
+  if (!session) {
+    Op live = record("liveness", "session");
+    live.cmp = now_ns();
+    live.out = Outcome::kFail;
+    live.aux = "no session could be opened";
+    history.write(live);
+    return;
+  }
+  for (int k = 0; k < keys; ++k) {
+    lock_liveness(*c, session->id(), "x" + std::to_string(k), client::LockMode::kExclusive, 0, bound, history);
+  }
+  lock_liveness(*c, session->id(), "rw0", client::LockMode::kExclusive, 0, bound, history);
+  lock_liveness(*c, session->id(), "sem0", client::LockMode::kSemaphore, 2, bound, history);
+  for (int k = 0; k < keys; ++k) {
+    const std::string key = "f" + std::to_string(k);
+    Op get = record("fget", key);
+    auto g = c->fence_get(key);
+    if (g && g.value()) {
+      get.value = g.value()->value;
+      get.token = g.value()->token;
+    }
+    get.cmp = now_ns();
+    get.out = g ? Outcome::kOk : Outcome::kUnknown;
+    history.write(get);
+  }
+  // Compat keys: SET NX must succeed once the last holder's PX ran out.
+  for (int k = 0; k < keys; ++k) {
+    const std::string key = "c" + std::to_string(k);
+    Op live = record("liveness", key);
+    const auto end = Clock::now() + bound;
+    for (int attempt = 1;; ++attempt) {
+      Op set = record("cset", key);
+      set.value = "final-" + std::to_string(attempt);
+      set.limit = 60'000;
+      client::detail::CallSpec spec;
+      spec.deadline = Clock::now() + Millis(5000);
+      spec.retry = client::detail::Retry::kIfNotSent;
+      auto r = c->core().call({"SET", key, set.value, "NX", "PX", "60000", "TOKEN"}, spec);
+      set.cmp = now_ns();
+      if (r && r->type == resp::Type::kInteger) {
+        set.token = static_cast<std::uint64_t>(r->integer);
+        set.out = Outcome::kOk;
+      } else {
+        set.out = r && r->type == resp::Type::kNull ? Outcome::kFail : Outcome::kUnknown;
+      }
+      history.write(set);
+      if (set.out == Outcome::kOk || Clock::now() >= end) {
+        live.out = set.out == Outcome::kOk ? Outcome::kOk : Outcome::kFail;
+        break;
+      }
+      std::this_thread::sleep_for(Millis(100));  // polling the key's expiry
+    }
+    live.cmp = now_ns();
+    history.write(live);
+  }
+  (void)session->close();
+}
+
+}  // namespace leasehold::torture

@@ -1,0 +1,141 @@
+// torture/report.cc: see report.h.
+#include "torture/report.h"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace leasehold::torture {
+
+void Totals::add(const std::string& mode, const RunResult& run) {
+  ++runs;
+  ops += run.ops;
+  ++runs_by_mode[mode];
+  ++runs_by_clock[run.clock];
+  for (const auto& [kind, n] : run.faults) faults[kind] += n;
+  violations_by_mode[mode] += static_cast<int>(run.violations.size());
+  for (const Violation& v : run.violations) ++violations_by_check[v.check];
+  if (!run.violations.empty()) {
+    failures.push_back("seed " + std::to_string(run.seed) + " (" + mode + ", clock " + run.clock +
+                       "): " + run.violations.front().check + ": " + run.violations.front().message +
+                       (run.history_path.empty() ? "" : "; history " + run.history_path));
+  }
+  unchecked_keys += static_cast<int>(run.unchecked.size());
+}
+
+std::string summary_line(const std::string& mode, const RunResult& run, double seconds) {
+  Op op;
+  op.op = "run";
+  op.key = mode;
+  op.value = run.clock;
+  op.token = run.seed;
+  op.limit = static_cast<std::int64_t>(run.ops);
+  op.inv = static_cast<std::int64_t>(seconds * 1000);
+  op.session = run.violations.size();
+  for (const Violation& v : run.violations) op.mode += (op.mode.empty() ? "" : ",") + v.check;
+  for (const auto& [kind, n] : run.faults) op.aux += (op.aux.empty() ? "" : ",") + kind + "=" + std::to_string(n);
+  op.cmp = static_cast<std::int64_t>(run.unchecked.size());
+  return to_json(op);
+}
+
+std::string start_error_line(const std::string& mode, std::uint64_t seed, const std::string& why) {
+  Op op;
+  op.op = "run-error";
+  op.key = mode;
+  op.token = seed;
+  op.aux = why;
+  return to_json(op);
+}
+
+Status add_summary_line(Totals& t, std::string_view line) {
+  auto parsed = from_json(line);
+  if (parsed && parsed->op == "run-error") {
+    ++t.start_errors;
+    t.failures.push_back("seed " + std::to_string(parsed->token) + " (" + parsed->key +
+                         "): could not run to the end: " + parsed->aux);
+    return {};
+  }
+  if (!parsed || parsed->op != "run") return {ErrorCode::kInvalidArgument, "not a summary line"};
+  const Op& op = parsed.value();
+  const std::string& mode = op.key;
+  ++t.runs;
+  t.ops += static_cast<std::uint64_t>(op.limit);
+  t.seconds += static_cast<double>(op.inv) / 1000.0;
+  ++t.runs_by_mode[mode];
+  ++t.runs_by_clock[op.value];
+  std::size_t start = 0;
+  while (start < op.aux.size()) {
+    std::size_t end = op.aux.find(',', start);
+    if (end == std::string::npos) end = op.aux.size();
+    const std::string item = op.aux.substr(start, end - start);
+    const auto eq = item.find('=');
+    if (eq != std::string::npos) t.faults[item.substr(0, eq)] += std::atoi(item.c_str() + eq + 1);
+    start = end + 1;
+  }
+  t.violations_by_mode[mode] += static_cast<int>(op.session);
+  start = 0;
+  while (start < op.mode.size()) {
+    std::size_t end = op.mode.find(',', start);
+    if (end == std::string::npos) end = op.mode.size();
+    ++t.violations_by_check[op.mode.substr(start, end - start)];
+    start = end + 1;
+  }
+  if (op.session > 0) {
+    t.failures.push_back("seed " + std::to_string(op.token) + " (" + mode + ", clock " + op.value + "): " + op.mode);
+  }
+  t.unchecked_keys += static_cast<int>(op.cmp);
+  return {};
+}
+
+std::string render_markdown(const Totals& t, const std::string& command) {
+  std::ostringstream out;
+  out << "# Reliability: the torture suite's results\n\n"
+      << "Written by `" << command << "` (see [torture.md](torture.md) for what each\n"
+      << "fault and check means). Do not edit by hand: rerun `make torture RUNS=N`.\n\n";
+  out << "| runs | operations | wall time (s) | violations |\n|---:|---:|---:|---:|\n";
+  int total_violations = 0;
+  for (const auto& [mode, n] : t.violations_by_mode) total_violations += n;
+  out << "| " << t.runs << " | " << t.ops << " | " << static_cast<long long>(t.seconds) << " | " << total_violations
+      << " |\n\n";
+  out << "## Runs by mode and clock\n\n| mode | runs | violations |\n|---|---:|---:|\n";
+  for (const auto& [mode, n] : t.runs_by_mode) {
+    const auto v = t.violations_by_mode.find(mode);
+    out << "| " << mode << " | " << n << " | " << (v == t.violations_by_mode.end() ? 0 : v->second) << " |\n";
+  }
+  for (const char* absent : {"embedded", "cluster-1etcd", "cluster-3etcd"}) {
+    if (t.runs_by_mode.count(absent) == 0) out << "| " << absent << " | 0 (not run yet) | - |\n";
+  }
+  out << "\n| clock mode | runs |\n|---|---:|\n";
+  for (const auto& [clock, n] : t.runs_by_clock) out << "| " << clock << " | " << n << " |\n";
+  out << "\n## Faults injected, by kind\n\n| fault | injected |\n|---|---:|\n";
+  for (const auto& [kind, n] : t.faults) out << "| " << kind << " | " << n << " |\n";
+  if (t.start_errors > 0) {
+    out << "\n" << t.start_errors
+        << " runs could not run to the end (a process did not start, or a cluster had no primary in\n"
+           "time at the final crash; listed below; their operations are not counted above).\n";
+  }
+  out << "\n## Violations by check\n\n";
+  if (t.violations_by_check.empty()) {
+    out << "None.\n";
+  } else {
+    out << "| check | violations |\n|---|---:|\n";
+    for (const auto& [check, n] : t.violations_by_check) out << "| " << check << " | " << n << " |\n";
+  }
+  if (!t.failures.empty()) {
+    out << "\nFailing seeds (rerun with `build/torture/leasehold-torture run --seed N ...`):\n\n";
+    for (const auto& f : t.failures) out << "- " << f << "\n";
+  }
+  out << "\n## Not covered by these runs\n\n"
+      << "- Network partitions, one-way loss and delay, and disk faults (disk full, EIO, lost unsynced\n"
+      << "  writes): they come with the fault proxy and disk shims (docs/torture.md, \"Hooks\").\n"
+      << "- Clock faults in cluster modes (clock modes run in embedded mode only).\n"
+      << "- A server clock outside the drift bound is run once, on purpose, by the ctest\n"
+      << "  `torture_embedded_clock_out_of_bound` (rate 1.5x): it is caught as mutual-exclusion\n"
+      << "  violations, the documented limit (docs/torture.md, \"Outside the bound\"); those runs\n"
+      << "  are not in this table.\n";
+  if (t.unchecked_keys > 0) {
+    out << "\n" << t.unchecked_keys << " key histories exceeded the linearizability search budget (not checked).\n";
+  }
+  return out.str();
+}
+
+}  // namespace leasehold::torture

@@ -1,0 +1,212 @@
+// torture/run.cc: see run.h.
+#include "torture/run.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "tests/support/eventually.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+#include "torture/die_with_harness.h"
+#include "torture/final_checks.h"
+#include "torture/nemesis.h"
+#include "torture/target.h"
+
+namespace leasehold::torture {
+namespace {
+
+constexpr const char* kFaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+using std::chrono::milliseconds;
+
+bool write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+// The client-side faults of run.h (the server-side ones come from the Target).
+void add_worker_faults(const RunConfig& c, Nemesis& nemesis, std::vector<testing::Subprocess>& workers,
+                       const std::string& clock_file, const std::string& holding_dir, std::uint64_t seed) {
+  const milliseconds ttl(c.ttl_ms);
+  if (wants_fault(c, "pause-client") && !workers.empty()) {
+    auto rng = std::make_shared<std::mt19937_64>(seed ^ 0x5bd1e995ULL);
+    auto victim = std::make_shared<std::size_t>(0);
+    nemesis.add({"pause-client",
+                 [&workers, rng, victim, holding_dir] {
+                   // Prefer a worker that holds a lock now (the seeds' GC pause).
+                   std::vector<std::size_t> holders;
+                   for (std::size_t i = 0; i < workers.size(); ++i) {
+                     std::ifstream in(holding_dir + "/holding-" + std::to_string(i));
+                     if (in.get() == '1') holders.push_back(i);
+                   }
+                   if (holders.empty()) {
+                     *victim = std::uniform_int_distribution<std::size_t>(0, workers.size() - 1)(*rng);
+                   } else {
+                     *victim = holders[std::uniform_int_distribution<std::size_t>(0, holders.size() - 1)(*rng)];
+                   }
+                   workers[*victim].signal(SIGSTOP);
+                   return Status();
+                 },
+                 [&workers, victim] { workers[*victim].signal(SIGCONT); return Status(); },
+                 ttl * 3 / 2, ttl * 5 / 2, false});
+  }
+  if (wants_fault(c, "clock-wall") && c.clock == "wall") {
+    auto rng = std::make_shared<std::mt19937_64>(seed ^ 0x27d4eb2fULL);
+    nemesis.add({"clock-wall",
+                 [clock_file, rng] {
+                   const bool ahead = std::uniform_int_distribution<int>(0, 1)(*rng) == 1;
+                   return write_text(clock_file, ahead ? "+3600\n" : "-3600\n")
+                              ? Status()
+                              : Status(ErrorCode::kIoError, "cannot write " + clock_file);
+                 },
+                 [clock_file] {
+                   return write_text(clock_file, "+0\n") ? Status()
+                                                          : Status(ErrorCode::kIoError, "cannot write " + clock_file);
+                 },
+                 ttl, ttl * 3, false});
+  }
+}
+
+std::size_t count_ops(const std::vector<Op>& history) {
+  return static_cast<std::size_t>(std::count_if(history.begin(), history.end(), [](const Op& op) {
+    return op.op == "acquire" || op.op == "release" || op.op == "fput" || op.op == "fget" || op.op == "cset" ||
+           op.op == "cdel" || op.op == "reg";
+  }));
+}
+
+}  // namespace
+
+Result<std::vector<Violation>> check_file(const std::string& path) {
+  auto history = read_history(path);
+  if (!history) return history.status();
+  return check_all(history.value());
+}
+
+Result<RunResult> run_once(const RunConfig& c) {
+  RunResult result;
+  result.seed = c.seed;
+  result.clock = c.clock;
+  testing::TempDir tmp("torture");
+  const std::string reg = tmp.file("register");
+  std::filesystem::create_directories(reg);
+  const std::string clock_file = tmp.file("faketime");
+  if (!write_text(clock_file, "+0\n")) return Status(ErrorCode::kIoError, "cannot write " + clock_file);
+
+  Env server_env = c.extra_server_env;
+  Env worker_env;
+  // An ASan build refuses to start with another library preloaded first
+  // unless told not to check the link order.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  const std::string asan_options = std::string(asan != nullptr ? asan : "") + ":verify_asan_link_order=0";
+  if (c.clock == "wall") {
+    const Env wall = {{"LD_PRELOAD", kFaketime},
+                      {"FAKETIME_TIMESTAMP_FILE", clock_file},
+                      {"FAKETIME_CACHE_DURATION", "1"},
+                      {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
+                      {"ASAN_OPTIONS", asan_options}};
+    server_env.insert(server_env.end(), wall.begin(), wall.end());
+    worker_env = wall;
+  } else if (c.clock.rfind("rate:", 0) == 0) {
+    server_env.push_back({"LD_PRELOAD", kFaketime});
+    server_env.push_back({"FAKETIME", "+0 x" + c.clock.substr(5)});
+    server_env.push_back({"ASAN_OPTIONS", asan_options});
+  }
+
+  auto harness_history = HistoryWriter::open(tmp.file("harness.jsonl"));
+  if (!harness_history) return harness_history.status();
+  HistoryWriter& harness = *harness_history.value();
+
+  auto made = make_target(c, tmp.path(), server_env);
+  if (!made) return made.status();
+  Target& target = *made.value();
+
+  std::vector<testing::Subprocess> workers;
+  for (int i = 0; i < c.workers; ++i) {
+    testing::SpawnOptions opts;
+    opts.env = worker_env;
+    opts.stderr_path = tmp.file("worker-" + std::to_string(i) + ".stderr");
+    auto p = testing::Subprocess::spawn(die_with_harness(
+        {c.self_exe, "worker", "--endpoints", target.endpoints(), "--id", std::to_string(i), "--seed",
+         std::to_string(c.seed * 1000 + static_cast<std::uint64_t>(i)), "--seconds", std::to_string(c.seconds),
+         "--ttl", std::to_string(c.ttl_ms), "--keys", std::to_string(c.keys), "--history",
+         tmp.file("worker-" + std::to_string(i) + ".jsonl"), "--register", reg}),
+        opts);
+    if (!p) return p.status();
+    workers.push_back(std::move(p).value());
+  }
+
+  {
+    Nemesis nemesis(c.seed, harness, milliseconds(c.ttl_ms / 4), milliseconds(c.ttl_ms * 2));
+    target.add_faults(c, nemesis);
+    add_worker_faults(c, nemesis, workers, clock_file, reg, c.seed);
+    // Faults during the first three quarters; the rest runs healed. The
+    // nemesis runs on this thread: processes it restarts must not die with
+    // a shorter-lived thread (target.h).
+    std::stop_source stop;
+    std::jthread timer([&stop, ms = c.seconds * 750](std::stop_token cancelled) {
+      (void)wait_or_stop(cancelled, milliseconds(ms));
+      stop.request_stop();
+    });
+    nemesis.run(stop.get_token());
+    result.faults = nemesis.counts();
+  }
+  for (auto& w : workers) {
+    w.signal(SIGCONT);
+    if (!w.wait(testing::scaled(milliseconds(c.seconds * 1000 + 30'000)))) {
+      w.kill9();
+      ++result.faults["worker-hung"];
+    }
+  }
+  if (wants_fault(c, "kill")) {  // a last crash: everything acknowledged must survive it
+    Op crash;
+    crash.op = "crash";
+    crash.process = -1;
+    crash.key = crash.value = "kill-final";
+    crash.inv = now_ns();
+    Status st = target.crash_and_recover();
+    crash.cmp = now_ns();
+    crash.out = st ? Outcome::kOk : Outcome::kFail;
+    harness.write(crash);
+    if (!st) return st;
+  }
+  run_final_checks(target.endpoints(), c.keys, testing::scaled(milliseconds(c.ttl_ms * 3 + 10'000)), harness);
+  target.stop();
+
+  std::vector<Op> history;
+  std::vector<std::string> files = {tmp.file("harness.jsonl")};
+  for (int i = 0; i < c.workers; ++i) files.push_back(tmp.file("worker-" + std::to_string(i) + ".jsonl"));
+  files.push_back(reg + "/register.jsonl");  // last, in acceptance order
+  for (const auto& f : files) {
+    if (!std::filesystem::exists(f)) continue;
+    auto part = read_history(f);
+    if (!part) return part.status();
+    history.insert(history.end(), part->begin(), part->end());
+  }
+  result.ops = count_ops(history);
+  result.violations = check_all(history, CheckOptions{}, &result.unchecked);
+  if ((!result.violations.empty() || c.keep_history) && !c.failures_dir.empty()) {
+    // A passing history kept on request goes next to the failures, not among them.
+    const std::string dir = result.violations.empty() ? c.failures_dir + "/../histories" : c.failures_dir;
+    std::filesystem::create_directories(dir);
+    result.history_path = dir + "/" + c.mode + "-seed-" + std::to_string(c.seed) + ".jsonl";
+    std::ofstream out(result.history_path, std::ios::trunc);
+    out << "{\"op\":\"meta\",\"p\":-1,\"key\":\"\",\"inv\":0,\"cmp\":0,\"out\":\"ok\",\"token\":0,\"aux\":\"seed "
+        << c.seed << " clock " << c.clock << " seconds " << c.seconds << " workers " << c.workers << "\"}\n";
+    for (const Op& op : history) out << to_json(op) << "\n";
+    std::error_code ignored;  // the server may have written nothing
+    if (!target.log_path().empty()) {
+      std::filesystem::copy_file(target.log_path(), result.history_path + ".server.stderr",
+                                 std::filesystem::copy_options::overwrite_existing, ignored);
+    }
+  }
+  return result;
+}
+
+}  // namespace leasehold::torture

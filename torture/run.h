@@ -1,0 +1,69 @@
+// torture/run.h: one torture run against an embedded server or a cluster
+// (RunConfig::mode: embedded, cluster-1etcd, cluster-3etcd; target.h): start it,
+// start the worker processes, let the nemesis inject faults, heal, check
+// liveness and the final state, then check the merged history.
+//
+// Clock modes (RunConfig::clock):
+//   "none"      no libfaketime
+//   "wall"      the server and the workers run under libfaketime with the
+//               monotonic clock untouched; the `clock-wall` fault steps
+//               their wall clock by +1 h or -1 h (must change nothing)
+//   "rate:X"    the server's clocks (monotonic too) run X times as fast for
+//               the whole run, e.g. rate:1.005 (inside the 1 % drift bound:
+//               must stay safe) or rate:1.5 (outside: expected to break the
+//               safe deadline, see docs/RELIABILITY.md)
+// Fault names (RunConfig::faults): kill (kill -9 + restart of the server),
+// pause-server (SIGSTOP/SIGCONT, up to 1.5 TTL), pause-client (SIGSTOP of a
+// worker past its TTL, preferring one that holds a lock), clock-wall (only with clock "wall"); in cluster
+// modes also kill-standby, kill-etcd, kill-etcd-majority, pause-etcd
+// (torture/cluster_target.cc; there kill and pause-server hit the primary).
+// Clock modes other than "none" are embedded-only for now.
+// extra_server_flags / extra_server_env go to every server start (the hooks
+// for `--unsafe-test-fault NAME` and LD_PRELOAD fault shims).
+// Errors: kUnavailable when the server or a worker could not be started.
+// Thread-safety: run_once blocks the caller; one run per call.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "leasehold/status.h"
+#include "torture/checker/checker.h"
+
+namespace leasehold::torture {
+
+struct RunConfig {
+  std::string mode = "embedded";
+  std::uint64_t seed = 1;
+  int seconds = 20;
+  int workers = 4;
+  int ttl_ms = 2000;
+  int keys = 2;
+  std::vector<std::string> faults = {"kill", "pause-server", "pause-client"};
+  std::string clock = "none";
+  std::vector<std::string> extra_server_flags;
+  std::vector<std::pair<std::string, std::string>> extra_server_env;
+  std::string self_exe;      // this binary, for the worker processes
+  std::string failures_dir;  // where a failing history is kept
+  bool keep_history = false;  // keep it even when the run passed
+};
+
+struct RunResult {
+  std::uint64_t seed = 0;
+  std::string clock;
+  std::size_t ops = 0;  // client operations (acquire, release, fput, fget, cset, cdel, reg)
+  std::map<std::string, int> faults;
+  std::vector<Violation> violations;
+  std::vector<std::string> unchecked;  // keys past the linearizability budget
+  std::string history_path;            // kept history, "" if none
+};
+
+Result<RunResult> run_once(const RunConfig& config);
+
+// Checks one history file (a kept failure): the violations.
+Result<std::vector<Violation>> check_file(const std::string& path);
+
+}  // namespace leasehold::torture

@@ -1,0 +1,50 @@
+// torture/target.h: what a torture run tests: an embedded server or a
+// cluster, started on loopback, with the server-side faults it offers.
+//
+// make_target() starts it (mode "embedded", "cluster-1etcd" or
+// "cluster-3etcd"); the Target owns every process it started and kills
+// them when destroyed. add_faults() adds this target's faults (run.h lists
+// the names) to the nemesis; they close over the target, so the target
+// must outlive the nemesis run. crash_and_recover() is the final crash of
+// a run: kill -9 (of the embedded server, or of the cluster's primary),
+// restart, and wait until it serves again.
+// Errors: kUnavailable when it does not start or recover in time;
+// kInvalidArgument for an unknown mode.
+// Thread-safety: one owner thread. Start and restart processes from the
+// thread that lives the longest (the main thread): etcd members die with
+// the thread that spawned them (tests/etcd/etcd_cluster.h).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "leasehold/status.h"
+#include "torture/nemesis.h"
+#include "torture/run.h"
+
+namespace leasehold::torture {
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  // "127.0.0.1:port[,...]" for the clients.
+  virtual std::string endpoints() const = 0;
+  virtual void add_faults(const RunConfig& config, Nemesis& nemesis) = 0;
+  virtual Status crash_and_recover() = 0;
+  virtual void stop() = 0;
+  // A file worth keeping next to a failing history ("" if none).
+  virtual std::string log_path() const = 0;
+};
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+// `dir`: a private directory for data and logs (outlives the target).
+// `server_env`: environment of every server process (clock faults, shims);
+// cluster targets do not support it yet (kInvalidArgument when not empty).
+Result<std::unique_ptr<Target>> make_target(const RunConfig& config, const std::string& dir, const Env& server_env);
+
+bool wants_fault(const RunConfig& config, const std::string& fault);
+
+}  // namespace leasehold::torture
