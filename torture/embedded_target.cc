@@ -5,8 +5,10 @@
 // workers reach it through a FaultProxy (torture/faults/fault_proxy.h).
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <random>
+#include <vector>
 
 #include "torture/disk_faults.h"
 #include "torture/faults/fault_proxy.h"
@@ -16,7 +18,6 @@
 namespace leasehold::torture {
 
 Result<std::unique_ptr<Target>> make_cluster_target(const RunConfig& config, const std::string& dir, int etcd_members);
-void add_network_faults(const RunConfig& config, Nemesis& nemesis, FaultProxy& proxy);
 
 namespace {
 
@@ -24,10 +25,6 @@ using std::chrono::milliseconds;
 
 bool wants_any(const RunConfig& c, bool (*pred)(const std::string&)) {
   return std::any_of(c.faults.begin(), c.faults.end(), pred);
-}
-
-bool is_network_fault(const std::string& name) {
-  return name == "partition" || name == "one-way-loss" || name == "slow-link";
 }
 
 class EmbeddedTarget final : public Target {
@@ -80,7 +77,7 @@ class EmbeddedTarget final : public Target {
                    [this] { server_.resume(); return Status(); }, ttl / 4, ttl * 3 / 2, false});
     }
     if (shimmed_) add_disk_faults(c, nemesis);
-    if (proxy_) add_network_faults(c, nemesis, *proxy_);
+    if (proxy_) add_network_faults(c, nemesis, [this] { return std::vector<FaultProxy*>{proxy_.get()}; });
   }
   Status crash_and_recover() override {
     server_.kill9();
