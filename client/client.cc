@@ -331,9 +331,12 @@ Status Client::cancel_wait(std::string_view name, std::uint64_t session) {
 
 Result<std::uint64_t> Client::fence_put(std::string_view key, std::string_view value,
                                         std::string_view lock, std::uint64_t token) {
+  // A write: repeating it after a lost reply could turn an applied put into
+  // a definite error (e.g. stale_token once the lock moved on), so it is
+  // retried only when it was never sent; a lost reply is kUnreachable.
   auto r = core_->call({"FENCE.PUT", std::string(key), std::string(value), std::string(lock),
                         std::to_string(token)},
-                       bounded(*core_));
+                       bounded(*core_, Retry::kIfNotSent));
   if (!r) return r.status();
   auto t = detail::decode_integer(*r, "FENCE.PUT");
   if (!t) return t.status();

@@ -9,13 +9,21 @@
 //   kill-etcd     kill -9 of one etcd member (with 1 member: the majority)
 //   kill-etcd-majority  two of three etcd members (3-member etcd only)
 //   pause-etcd    SIGSTOP of one etcd member
+//   partition, one-way-loss, slow-link  on the clients' link to the primary:
+//                 with one of them selected, each node gets a FaultProxy in
+//                 front of it and advertises the proxy's port (--advertise),
+//                 so the workers and the redirects go through the proxies
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <random>
+#include <vector>
 
 #include "tests/cluster/cluster_fixture.h"
 #include "tests/support/eventually.h"
+#include "torture/faults/fault_proxy.h"
 #include "torture/target.h"
 
 namespace leasehold::torture {
@@ -23,12 +31,23 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// A node's port -> the proxy in front of it (made when the node first starts).
+using NodeProxies = std::map<std::uint16_t, std::unique_ptr<FaultProxy>>;
+
 class ClusterTarget final : public Target {
  public:
-  ClusterTarget(std::unique_ptr<testing::LeaseholdCluster> cluster, std::uint64_t seed)
-      : cluster_(std::move(cluster)), rng_(seed ^ 0xc2b2ae35ULL) {}
+  ClusterTarget(std::unique_ptr<testing::LeaseholdCluster> cluster, std::uint64_t seed,
+                std::shared_ptr<NodeProxies> proxies)
+      : cluster_(std::move(cluster)), rng_(seed ^ 0xc2b2ae35ULL), proxies_(std::move(proxies)) {}
 
-  std::string endpoints() const override { return cluster_->endpoints(); }
+  std::string endpoints() const override {
+    if (proxies_->empty()) return cluster_->endpoints();
+    std::string out;
+    for (const auto& [port, proxy] : *proxies_) {
+      out += (out.empty() ? "127.0.0.1:" : ",127.0.0.1:") + std::to_string(proxy->port());
+    }
+    return out;
+  }
 
   void add_faults(const RunConfig& c, Nemesis& nemesis) override {
     auto& cl = *cluster_;
@@ -83,6 +102,20 @@ class ClusterTarget final : public Target {
                    },
                    milliseconds(500), milliseconds(3000), false});
     }
+    if (!proxies_->empty()) {
+      add_network_faults(c, nemesis, [this] {
+        std::vector<FaultProxy*> out;
+        const int p = primary();
+        if (p >= 0) {
+          auto it = proxies_->find(cluster_->node(p).port);
+          if (it != proxies_->end()) out.push_back(it->second.get());
+        }
+        if (out.empty()) {  // no primary: every node's link
+          for (auto& [port, proxy] : *proxies_) out.push_back(proxy.get());
+        }
+        return out;
+      });
+    }
   }
 
   Status crash_and_recover() override {
@@ -132,17 +165,33 @@ class ClusterTarget final : public Target {
   int pause_victim_ = -1;   // paused node
   std::vector<int> etcd_victims_;  // killed etcd members
   int etcd_paused_ = -1;    // paused etcd member
+  std::shared_ptr<NodeProxies> proxies_;  // empty without network faults
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Target>> make_cluster_target(const RunConfig& c, const std::string& /*dir*/, int etcd_members) {
-  auto cluster = testing::LeaseholdCluster::start(etcd_members, 3, c.extra_server_flags);
+  auto proxies = std::make_shared<NodeProxies>();
+  testing::LeaseholdCluster::PerNodeArgs per_node;
+  if (std::any_of(c.faults.begin(), c.faults.end(), is_network_fault)) {
+    // Called at every (re)start of a node, from the main thread.
+    per_node = [proxies](testing::ClusterNodeProcess& n) -> std::vector<std::string> {
+      auto it = proxies->find(n.port);
+      if (it == proxies->end()) {
+        auto proxy = FaultProxy::start(n.port);
+        if (!proxy) return {};
+        it = proxies->emplace(n.port, std::move(proxy).value()).first;
+      }
+      return {"--advertise", "127.0.0.1:" + std::to_string(it->second->port())};
+    };
+  }
+  auto cluster = testing::LeaseholdCluster::start_with({.members = etcd_members}, 3, c.extra_server_flags, {}, per_node);
   if (!cluster) return Status(ErrorCode::kUnavailable, "the cluster did not start (see stderr)");
   if (cluster->wait_primary(testing::scaled(milliseconds(30'000))) < 0) {
     return Status(ErrorCode::kUnavailable, "the cluster elected no primary");
   }
-  return std::unique_ptr<Target>(std::make_unique<ClusterTarget>(std::move(cluster), c.seed));
+  if (per_node && proxies->size() != 3) return Status(ErrorCode::kIoError, "a fault proxy did not start");
+  return std::unique_ptr<Target>(std::make_unique<ClusterTarget>(std::move(cluster), c.seed, proxies));
 }
 
 }  // namespace leasehold::torture

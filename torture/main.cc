@@ -158,7 +158,8 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
   for (const auto& fault : c.faults) {
     static const std::vector<std::string> known = {"kill",       "kill-standby", "pause-server",       "pause-client",
                                                    "clock-wall", "kill-etcd",    "kill-etcd-majority", "pause-etcd",
-                                                   "kill-lose-log", "none"};
+                                                   "kill-lose-log", "power-cut",   "disk-eio",           "disk-full",
+                                                   "partition",     "one-way-loss", "slow-link",         "none"};
     if (std::find(known.begin(), known.end(), fault) == known.end()) {
       usage("unknown fault " + fault);
     }

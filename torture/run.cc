@@ -164,7 +164,9 @@ Result<RunResult> run_once(const RunConfig& c) {
       ++result.faults["worker-hung"];
     }
   }
-  if (wants_fault(c, "kill")) {  // a last crash: everything acknowledged must survive it
+  // A last crash (with power-cut: a power cut in embedded mode):
+  // everything acknowledged must survive it.
+  if (wants_fault(c, "kill") || wants_fault(c, "power-cut")) {
     Op crash;
     crash.op = "crash";
     crash.process = -1;

@@ -16,7 +16,10 @@
 // pause-server (SIGSTOP/SIGCONT, up to 1.5 TTL), pause-client (SIGSTOP of a
 // worker past its TTL, preferring one that holds a lock), clock-wall (only with clock "wall"); in cluster
 // modes also kill-standby, kill-etcd, kill-etcd-majority, pause-etcd
-// (torture/cluster_target.cc; there kill and pause-server hit the primary).
+// (torture/cluster_target.cc; there kill and pause-server hit the primary);
+// in embedded mode also the disk faults power-cut, disk-eio, disk-full
+// (torture/disk_faults.h) and the network faults partition, one-way-loss,
+// slow-link (torture/network_faults.cc), and kill-lose-log (opt-in).
 // Clock modes other than "none" are embedded-only for now.
 // extra_server_flags / extra_server_env go to every server start (the hooks
 // for `--unsafe-test-fault NAME` and LD_PRELOAD fault shims).

@@ -15,6 +15,7 @@
 // the thread that spawned them (tests/etcd/etcd_cluster.h).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -46,5 +47,12 @@ using Env = std::vector<std::pair<std::string, std::string>>;
 Result<std::unique_ptr<Target>> make_target(const RunConfig& config, const std::string& dir, const Env& server_env);
 
 bool wants_fault(const RunConfig& config, const std::string& fault);
+
+// The network faults (torture/network_faults.cc): partition, one-way-loss,
+// slow-link, each applied to the proxies `pick` returns at its injection.
+class FaultProxy;
+bool is_network_fault(const std::string& fault);
+void add_network_faults(const RunConfig& config, Nemesis& nemesis,
+                        const std::function<std::vector<FaultProxy*>()>& pick);
 
 }  // namespace leasehold::torture
