@@ -68,6 +68,15 @@ std::string peer_name(uv_tcp_t* tcp) {
 Server::Server(ServerConfig config) : config_(std::move(config)) {}
 
 Server::~Server() {
+  if (handles_open_) {
+    // start() failed after opening the loop's handles (e.g. the port was
+    // taken), so run() never closed them: close them now, while everything
+    // they point into is alive, or the loop cannot be closed (and leaks).
+    shutting_down_ = true;
+    close_listeners();
+    close_loop_handles();
+    uv_run(&loop_, UV_RUN_DEFAULT);
+  }
   if (obs_) obs_->close();
   connections_.clear();
   cluster_.reset();
@@ -475,6 +484,11 @@ void Server::begin_shutdown(const char* why) {
   if (shutting_down_) return;
   shutting_down_ = true;
   spdlog::info("shutting down reason={}", why);
+  close_listeners();
+  node_->shutdown([this] { finish_shutdown(); });
+}
+
+void Server::close_listeners() {
   if (listening_) {
     uv_close(as_handle(&listener_), nullptr);
     listening_ = false;
@@ -483,10 +497,14 @@ void Server::begin_shutdown(const char* why) {
     uv_close(as_handle(&tls_listener_), nullptr);
     tls_listening_ = false;
   }
-  node_->shutdown([this] { finish_shutdown(); });
 }
 
 void Server::finish_shutdown() {
+  close_loop_handles();
+  spdlog::info("node flushed; closing");
+}
+
+void Server::close_loop_handles() {
   std::vector<std::shared_ptr<Connection>> all;
   for (const auto& [id, c] : connections_) all.push_back(c);
   for (auto& c : all) c->close("server shutdown");
@@ -509,7 +527,6 @@ void Server::finish_shutdown() {
     uv_close(as_handle(&stop_async_), nullptr);
   }
   executor_->close();
-  spdlog::info("node flushed; closing");
 }
 
 }  // namespace leasehold::server

@@ -168,6 +168,11 @@ class Server {
   void sweep_idle();
   void begin_shutdown(const char* why);
   void finish_shutdown();
+  // Closes the client listeners (plain and TLS) if open.
+  void close_listeners();
+  // Closes the connections, watchers, the HTTP side and every loop handle
+  // start() opened; the loop then ends once their close callbacks ran.
+  void close_loop_handles();
 
   ServerConfig config_;
   std::unique_ptr<DataDirLock> data_dir_lock_;  // first: released after everything in the dir is closed
