@@ -8,22 +8,12 @@
 #include <charconv>
 #include <cstring>
 
+#include "common/unique_fd.h"
+
 namespace leasehold::torture {
 namespace {
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
+using Fd = UniqueFd;
 
 Status io_error(const std::string& what) {
   return {ErrorCode::kIoError, what + ": " + std::strerror(errno)};
