@@ -171,7 +171,7 @@ void run_server(ServerFlags& flags) {
                          cl.etcd_password_file + cl.advertise_tls).empty()) {
     std::cerr << "leasehold server: --etcd-ca, --etcd-cert, --etcd-key, --etcd-user, --etcd-password-file and "
                  "--advertise-tls are for cluster mode (--etcd)\n";
-    set_exit_code(2);
+    set_exit_code(exit_code::kUsage);
     return;
   }
   if (cfg.cluster.enabled() && cfg.cluster.advertise.empty()) cfg.cluster.advertise = flags.listen;

@@ -191,6 +191,10 @@ TEST_F(CliUsability, ServerStartErrorsArePlainOnceAndFollowTheScheme) {
   EXPECT_EQ(bad_listen.code, 64) << bad_listen.err;
   CliRun bad_flag = start_server("bad-flag", {"--bogus"});
   EXPECT_EQ(bad_flag.code, 64) << bad_flag.err;
+  CliRun etcd_flag_alone = start_server("etcd-flag-alone", {"--listen", loopback(free_port()), "--data-dir",
+                                                            dir_.file("other"), "--etcd-user", "u"});
+  EXPECT_EQ(etcd_flag_alone.code, 64) << etcd_flag_alone.err;
+  EXPECT_EQ(count_of(etcd_flag_alone.err, "are for cluster mode (--etcd)"), 1u) << etcd_flag_alone.err;
   // The running server was not disturbed.
   EXPECT_EQ(run("still", {"status"}).code, 0);
 }
