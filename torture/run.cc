@@ -13,7 +13,6 @@
 #include "tests/support/eventually.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
-#include "torture/die_with_harness.h"
 #include "torture/final_checks.h"
 #include "torture/nemesis.h"
 #include "torture/target.h"
@@ -132,11 +131,12 @@ Result<RunResult> run_once(const RunConfig& c) {
     testing::SpawnOptions opts;
     opts.env = worker_env;
     opts.stderr_path = tmp.file("worker-" + std::to_string(i) + ".stderr");
-    auto p = testing::Subprocess::spawn(die_with_harness(
+    opts.kill_when_parent_dies = true;
+    auto p = testing::Subprocess::spawn(
         {c.self_exe, "worker", "--endpoints", target.endpoints(), "--id", std::to_string(i), "--seed",
          std::to_string(c.seed * 1000 + static_cast<std::uint64_t>(i)), "--seconds", std::to_string(c.seconds),
          "--ttl", std::to_string(c.ttl_ms), "--keys", std::to_string(c.keys), "--history",
-         tmp.file("worker-" + std::to_string(i) + ".jsonl"), "--register", reg}),
+         tmp.file("worker-" + std::to_string(i) + ".jsonl"), "--register", reg},
         opts);
     if (!p) return p.status();
     workers.push_back(std::move(p).value());

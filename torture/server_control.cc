@@ -2,7 +2,6 @@
 #include "torture/server_control.h"
 
 #include "tests/support/eventually.h"
-#include "torture/die_with_harness.h"
 #include "tests/support/net.h"
 #include "tests/support/temp_dir.h"
 
@@ -36,7 +35,8 @@ Status ServerControl::spawn_and_wait() {
   testing::SpawnOptions opts;
   opts.env = spec_.env;
   opts.stderr_path = spec_.stderr_path;
-  auto p = testing::Subprocess::spawn(die_with_harness(argv), opts);
+  opts.kill_when_parent_dies = true;  // spawned from the main thread (target.h)
+  auto p = testing::Subprocess::spawn(argv, opts);
   if (!p) return p.status();
   process_ = std::move(p).value();
   // Ready when it accepts connections, or give up when it exited (e.g. the

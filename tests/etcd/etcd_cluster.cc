@@ -124,9 +124,6 @@ std::vector<std::string> EtcdCluster::argv(int i) const {
   const std::string client_url = endpoint(i);
   const std::string peer_url = "http://127.0.0.1:" + std::to_string(m.peer_port);
   std::vector<std::string> args;
-  if (::access("/usr/bin/setpriv", X_OK) == 0) {
-    args = {"/usr/bin/setpriv", "--pdeathsig", "KILL", "--"};
-  }
   const std::vector<std::string> etcd_args = {
       etcd_binary(),
       "--name", m.name,
@@ -155,6 +152,7 @@ Status EtcdCluster::spawn(int i) {
   SpawnOptions spawn_options;
   spawn_options.stdout_path = log_path(i);
   spawn_options.stderr_path = log_path(i);
+  spawn_options.kill_when_parent_dies = true;
   auto process = Subprocess::spawn(argv(i), spawn_options);
   if (!process) return process.status();
   members_.at(static_cast<std::size_t>(i)).process = std::move(*process);

@@ -7,7 +7,7 @@
 // fast Raft timing (heartbeat 100 ms, election timeout 1000 ms) and real
 // fsync. Output goes to <tempdir>/<name>.log (log_path()).
 //
-// Members are spawned through `setpriv --pdeathsig KILL` when available, so
+// Members are spawned with SpawnOptions::kill_when_parent_dies, so
 // they die with the test process even if it crashes; the destructor kills
 // and reaps every member and removes the data. Start the cluster from a
 // thread that lives as long as the cluster (the main test thread): the

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,6 +38,7 @@ Result<Subprocess> Subprocess::spawn(const std::vector<std::string>& argv,
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(pipefd[0]);
@@ -46,6 +48,10 @@ Result<Subprocess> Subprocess::spawn(const std::vector<std::string>& argv,
   if (pid == 0) {
     ::close(pipefd[0]);
     if (options.new_process_group) ::setpgid(0, 0);
+    if (options.kill_when_parent_dies) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
+    }
     ::signal(SIGPIPE, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);

@@ -29,6 +29,10 @@ struct SpawnOptions {
   std::string stdout_path;  // empty: inherit
   std::string stderr_path;  // empty: inherit
   bool new_process_group = true;  // so signal_group() reaches grandchildren
+  // SIGKILL the child when the thread that spawned it exits, also when the
+  // test process crashes (PR_SET_PDEATHSIG): spawn from a thread that lives
+  // as long as the child should (the main test thread).
+  bool kill_when_parent_dies = false;
 };
 
 class Subprocess {

@@ -7,6 +7,8 @@
 
 #include <csignal>
 #include <filesystem>
+#include <optional>
+#include <thread>
 
 #include "tests/support/net.h"
 #include "tests/support/subprocess.h"
@@ -34,6 +36,20 @@ TEST(Subprocess, KillNineAndSignals) {
   EXPECT_EQ(p->wait(std::chrono::milliseconds(50)), std::nullopt);
   p->signal(SIGTERM);
   EXPECT_EQ(p->wait(std::chrono::seconds(10)), 128 + SIGTERM);
+}
+
+TEST(Subprocess, KillWhenParentDiesEndsTheChildWithItsSpawningThread) {
+  std::optional<Subprocess> child;
+  std::thread spawner([&] {
+    SpawnOptions opt;
+    opt.kill_when_parent_dies = true;
+    auto p = Subprocess::spawn({"/bin/sleep", "60"}, opt);
+    ASSERT_TRUE(p.is_ok());
+    child.emplace(std::move(p).value());
+  });
+  spawner.join();  // the spawning thread is gone: the child gets SIGKILL
+  ASSERT_TRUE(child.has_value());
+  EXPECT_EQ(child->wait(std::chrono::seconds(30)), 128 + SIGKILL);
 }
 
 TEST(Subprocess, WritesOutputToFile) {
