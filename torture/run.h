@@ -11,7 +11,9 @@
 //   "rate:X"    the server's clocks (monotonic too) run X times as fast for
 //               the whole run, e.g. rate:1.005 (inside the 1 % drift bound:
 //               must stay safe) or rate:1.5 (outside: expected to break the
-//               safe deadline, see docs/RELIABILITY.md)
+//               safe deadline, see docs/RELIABILITY.md); libfaketime
+//               runs behind torture/faults/clock_wait_shim.cc, which keeps
+//               its rate mode from hanging condition-variable waits
 // Fault names (RunConfig::faults): kill (kill -9 + restart of the server),
 // pause-server (SIGSTOP/SIGCONT, up to 1.5 TTL), pause-client (SIGSTOP of a
 // worker past its TTL, preferring one that holds a lock), clock-wall (only with clock "wall"); in cluster
