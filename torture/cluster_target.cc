@@ -1,6 +1,7 @@
 // torture/cluster_target.cc: the cluster-mode Target (target.h): three
 // leasehold nodes on a 1- or 3-member etcd (tests/cluster/cluster_fixture.h,
-// etcd lease TTL 2 s).
+// etcd lease TTL 2 s), every node under the run's server environment (the
+// clock modes: libfaketime).
 //
 // Faults (RunConfig::faults names; the embedded names map onto the primary):
 //   kill          kill -9 of the primary, restarted after the hold (a crash)
@@ -9,20 +10,28 @@
 //   kill-etcd     kill -9 of one etcd member (with 1 member: the majority)
 //   kill-etcd-majority  two of three etcd members (3-member etcd only)
 //   pause-etcd    SIGSTOP of one etcd member
-//   partition, one-way-loss, slow-link  on the clients' link to the primary:
-//                 with one of them selected, each node gets a FaultProxy in
-//                 front of it and advertises the proxy's port (--advertise),
-//                 so the workers and the redirects go through the proxies
+//   partition, one-way-loss, slow-link  on the clients' link to the primary
+//                 (every node's link when there is no primary), through the
+//                 proxies in front of the nodes (torture/cluster_links.h)
+//   partition-node-etcd, one-way-loss-node-etcd, slow-link-node-etcd  the
+//                 same kinds on one node's link to etcd (all its etcd
+//                 endpoints): the primary's three times in four, else a
+//                 random node's
+//   partition-etcd  (3-member etcd) one etcd member cut from the two others
+//                 (a minority), or one time in five every member from every
+//                 other (no majority), through the proxies on the links
+//                 between members (torture/etcd_peer_links.h)
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <random>
 #include <vector>
 
 #include "tests/cluster/cluster_fixture.h"
 #include "tests/support/eventually.h"
+#include "torture/cluster_links.h"
+#include "torture/etcd_peer_links.h"
 #include "torture/faults/fault_proxy.h"
 #include "torture/target.h"
 
@@ -31,22 +40,18 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// A node's port -> the proxy in front of it (made when the node first starts).
-using NodeProxies = std::map<std::uint16_t, std::unique_ptr<FaultProxy>>;
-
 class ClusterTarget final : public Target {
  public:
   ClusterTarget(std::unique_ptr<testing::LeaseholdCluster> cluster, std::uint64_t seed,
-                std::shared_ptr<NodeProxies> proxies)
-      : cluster_(std::move(cluster)), rng_(seed ^ 0xc2b2ae35ULL), proxies_(std::move(proxies)) {}
+                std::shared_ptr<ClusterLinks> links, std::shared_ptr<EtcdPeerLinks> peer_links)
+      : cluster_(std::move(cluster)),
+        rng_(seed ^ 0xc2b2ae35ULL),
+        links_(std::move(links)),
+        peer_links_(std::move(peer_links)) {}
 
   std::string endpoints() const override {
-    if (proxies_->empty()) return cluster_->endpoints();
-    std::string out;
-    for (const auto& [port, proxy] : *proxies_) {
-      out += (out.empty() ? "127.0.0.1:" : ",127.0.0.1:") + std::to_string(proxy->port());
-    }
-    return out;
+    const std::string proxied = links_->client_endpoints();
+    return proxied.empty() ? cluster_->endpoints() : proxied;
   }
 
   void add_faults(const RunConfig& c, Nemesis& nemesis) override {
@@ -102,19 +107,38 @@ class ClusterTarget final : public Target {
                    },
                    milliseconds(500), milliseconds(3000), false});
     }
-    if (!proxies_->empty()) {
-      add_network_faults(c, nemesis, [this] {
-        std::vector<FaultProxy*> out;
-        const int p = primary();
-        if (p >= 0) {
-          auto it = proxies_->find(cluster_->node(p).port);
-          if (it != proxies_->end()) out.push_back(it->second.get());
-        }
-        if (out.empty()) {  // no primary: every node's link
-          for (auto& [port, proxy] : *proxies_) out.push_back(proxy.get());
-        }
-        return out;
-      });
+    add_network_faults(c, nemesis, [this] {
+      const int p = primary();
+      FaultProxy* proxy = p >= 0 ? links_->client_proxy(cluster_->node(p).port) : nullptr;
+      return proxy != nullptr ? std::vector<FaultProxy*>{proxy} : links_->all_client_proxies();
+    });
+    add_network_faults(
+        c, nemesis,
+        [this] {
+          const int p = primary();
+          const int victim = p >= 0 && pick(4) != 0 ? p : pick(cluster_->size());
+          return links_->etcd_proxies(cluster_->node(victim).port);
+        },
+        "-node-etcd");
+    if (wants_fault(c, "partition-etcd") && peer_links_) {
+      nemesis.add({"partition-etcd",
+                   [this] {
+                     const BlockMode mode = pick(2) == 0 ? BlockMode::kHold : BlockMode::kDrop;
+                     const int n = peer_links_->members();
+                     const int alone = pick(n);
+                     const bool no_majority = pick(5) == 0;
+                     for (int a = 0; a < n; ++a) {
+                       for (int b = a + 1; b < n; ++b) {
+                         if (no_majority || a == alone || b == alone) peer_links_->cut(a, b, mode);
+                       }
+                     }
+                     return Status();
+                   },
+                   [this] {
+                     peer_links_->heal();
+                     return Status();
+                   },
+                   milliseconds(1000), milliseconds(4000), false});
     }
   }
 
@@ -165,33 +189,37 @@ class ClusterTarget final : public Target {
   int pause_victim_ = -1;   // paused node
   std::vector<int> etcd_victims_;  // killed etcd members
   int etcd_paused_ = -1;    // paused etcd member
-  std::shared_ptr<NodeProxies> proxies_;  // empty without network faults
+  std::shared_ptr<ClusterLinks> links_;          // the fault proxies of the nodes' links
+  std::shared_ptr<EtcdPeerLinks> peer_links_;    // between etcd members; null without partition-etcd
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Target>> make_cluster_target(const RunConfig& c, const std::string& /*dir*/, int etcd_members) {
-  auto proxies = std::make_shared<NodeProxies>();
-  testing::LeaseholdCluster::PerNodeArgs per_node;
-  if (std::any_of(c.faults.begin(), c.faults.end(), is_network_fault)) {
-    // Called at every (re)start of a node, from the main thread.
-    per_node = [proxies](testing::ClusterNodeProcess& n) -> std::vector<std::string> {
-      auto it = proxies->find(n.port);
-      if (it == proxies->end()) {
-        auto proxy = FaultProxy::start(n.port);
-        if (!proxy) return {};
-        it = proxies->emplace(n.port, std::move(proxy).value()).first;
-      }
-      return {"--advertise", "127.0.0.1:" + std::to_string(it->second->port())};
-    };
+Result<std::unique_ptr<Target>> make_cluster_target(const RunConfig& c, int etcd_members, const Env& node_env) {
+  const bool clients = std::any_of(c.faults.begin(), c.faults.end(), is_network_fault);
+  const bool node_etcd = std::any_of(c.faults.begin(), c.faults.end(), is_node_etcd_fault);
+  auto links = std::make_shared<ClusterLinks>(clients, node_etcd, node_env);
+  auto before_nodes = [links](testing::EtcdCluster& etcd) {
+    std::vector<std::uint16_t> ports;
+    for (int i = 0; i < etcd.size(); ++i) ports.push_back(etcd.client_port(i));
+    links->set_etcd_ports(std::move(ports));
+    return Status();
+  };
+  // Called at every (re)start of a node, from the main thread.
+  auto per_node = [links](testing::ClusterNodeProcess& n) { return links->node_setup(n); };
+  testing::EtcdClusterOptions etcd_options{.members = etcd_members};
+  std::shared_ptr<EtcdPeerLinks> peer_links;
+  if (wants_fault(c, "partition-etcd") && etcd_members > 1) {
+    peer_links = std::make_shared<EtcdPeerLinks>(etcd_members);
+    etcd_options.peer_route = [peer_links](int member, std::uint16_t port) { return peer_links->route(member, port); };
   }
-  auto cluster = testing::LeaseholdCluster::start_with({.members = etcd_members}, 3, c.extra_server_flags, {}, per_node);
+  auto cluster = testing::LeaseholdCluster::start_with(etcd_options, 3, c.extra_server_flags, before_nodes, per_node);
   if (!cluster) return Status(ErrorCode::kUnavailable, "the cluster did not start (see stderr)");
+  if (!links->complete(cluster->size())) return Status(ErrorCode::kIoError, "a fault proxy did not start");
   if (cluster->wait_primary(testing::scaled(milliseconds(30'000))) < 0) {
     return Status(ErrorCode::kUnavailable, "the cluster elected no primary");
   }
-  if (per_node && proxies->size() != 3) return Status(ErrorCode::kIoError, "a fault proxy did not start");
-  return std::unique_ptr<Target>(std::make_unique<ClusterTarget>(std::move(cluster), c.seed, proxies));
+  return std::unique_ptr<Target>(std::make_unique<ClusterTarget>(std::move(cluster), c.seed, links, peer_links));
 }
 
 }  // namespace leasehold::torture

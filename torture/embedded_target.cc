@@ -17,7 +17,7 @@
 
 namespace leasehold::torture {
 
-Result<std::unique_ptr<Target>> make_cluster_target(const RunConfig& config, const std::string& dir, int etcd_members);
+Result<std::unique_ptr<Target>> make_cluster_target(const RunConfig& config, int etcd_members, const Env& node_env);
 
 namespace {
 
@@ -146,10 +146,7 @@ Result<std::unique_ptr<Target>> make_target(const RunConfig& c, const std::strin
     return std::unique_ptr<Target>(std::move(t));
   }
   if (c.mode == "cluster-1etcd" || c.mode == "cluster-3etcd") {
-    if (!server_env.empty()) {
-      return Status(ErrorCode::kInvalidArgument, "cluster modes do not take a server environment (clock faults) yet");
-    }
-    return make_cluster_target(c, dir, c.mode == "cluster-1etcd" ? 1 : 3);
+    return make_cluster_target(c, c.mode == "cluster-1etcd" ? 1 : 3, server_env);
   }
   return Status(ErrorCode::kInvalidArgument, "unknown mode " + c.mode);
 }

@@ -4,11 +4,14 @@
 //                         [--faults a,b,...] [--clock none|wall|rate:X|random]
 //                         [--server-arg ARG]... [--server-env K=V]... [--failures DIR]
 //                         [--keep-history] [--report FILE] [--summary FILE] [--expect-violation]
+//                         [--expect-fault KIND]...
 //   leasehold-torture check FILE...        re-checks kept histories
 //   leasehold-torture report --out FILE SUMMARY...   one report from `run --summary` files
 //   leasehold-torture worker ...           one workload process (spawned by `run`)
 // Exit codes: 0 no violation (with --expect-violation: at least one), 1
-// violations, 2 usage or start-up errors.
+// violations or a run without a fault named by --expect-fault (counted by
+// the nemesis name, e.g. kill-primary in cluster modes), 2 usage or
+// start-up errors.
 #include <unistd.h>
 
 #include <algorithm>
@@ -127,6 +130,8 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
   std::string seed_text = "random", clock = "none", report, summary;
   int runs = 1;
   bool expect_violation = false;
+  std::vector<std::string> expect_faults;  // fault kinds every run must have injected
+  int runs_missing_a_fault = 0;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& f = args[i];
     auto value = [&]() -> const std::string& {
@@ -153,13 +158,16 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
     else if (f == "--report") report = value();
     else if (f == "--summary") summary = value();
     else if (f == "--expect-violation") expect_violation = true;
+    else if (f == "--expect-fault") expect_faults.push_back(value());
     else usage("unknown flag " + f);
   }
   for (const auto& fault : c.faults) {
     static const std::vector<std::string> known = {"kill",       "kill-standby", "pause-server",       "pause-client",
                                                    "clock-wall", "kill-etcd",    "kill-etcd-majority", "pause-etcd",
                                                    "kill-lose-log", "power-cut",   "disk-eio",           "disk-full",
-                                                   "partition",     "one-way-loss", "slow-link",         "none"};
+                                                   "partition",     "one-way-loss", "slow-link",         "none",
+                                                   "partition-node-etcd", "one-way-loss-node-etcd",
+                                                   "slow-link-node-etcd", "partition-etcd"};
     if (std::find(known.begin(), known.end(), fault) == known.end()) {
       usage("unknown fault " + fault);
     }
@@ -184,7 +192,6 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
       static const char* const kModes[] = {"embedded", "cluster-1etcd", "cluster-3etcd"};
       c.mode = kModes[r % 3];
     }
-    if (c.mode != "embedded" && clock != "none") c.clock = "none";  // clock faults: embedded mode only (yet)
     if (c.clock == "random") {  // by seed: half plain, a quarter wall steps, the rest 0.5 % fast or slow
       const std::uint64_t pick = (seed * 0x9E3779B97F4A7C15ULL) >> 60;
       c.clock = pick < 8 ? "none" : pick < 12 ? "wall" : pick < 14 ? "rate:1.005" : "rate:0.995";
@@ -212,6 +219,13 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
                 result->history_path.empty() ? "" : (", history " + result->history_path).c_str());
     for (const auto& v : result->violations) std::printf("  VIOLATION %s: %s\n", v.check.c_str(), v.message.c_str());
     std::fflush(stdout);
+    for (const auto& kind : expect_faults) {
+      auto it = result->faults.find(kind);
+      if (it != result->faults.end() && it->second > 0) continue;
+      std::printf("torture: seed %llu: no %s fault was injected (--expect-fault)\n",
+                  static_cast<unsigned long long>(c.seed), kind.c_str());
+      ++runs_missing_a_fault;
+    }
     totals.add(c.mode, result.value());
     if (!summary.empty()) {
       std::ofstream out(summary, std::ios::app);
@@ -234,6 +248,7 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
     std::printf("torture: %d runs could not start\n", totals.start_errors);
     return 2;
   }
+  if (runs_missing_a_fault > 0) return 1;
   if (expect_violation) return violations > 0 ? 0 : 1;
   return violations == 0 ? 0 : 1;
 }

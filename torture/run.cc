@@ -113,7 +113,9 @@ Result<RunResult> run_once(const RunConfig& c) {
     server_env.insert(server_env.end(), wall.begin(), wall.end());
     worker_env = wall;
   } else if (c.clock.rfind("rate:", 0) == 0) {
-    server_env.push_back({"LD_PRELOAD", kFaketime});
+    // The clock-wait shim first: libfaketime's rate mode alone hangs
+    // std::condition_variable timed waits (torture/faults/clock_wait_shim.cc).
+    server_env.push_back({"LD_PRELOAD", std::string(LEASEHOLD_CLOCK_WAIT_SHIM) + ":" + kFaketime});
     server_env.push_back({"FAKETIME", "+0 x" + c.clock.substr(5)});
     server_env.push_back({"ASAN_OPTIONS", asan_options});
   }

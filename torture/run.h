@@ -3,26 +3,34 @@
 // start the worker processes, let the nemesis inject faults, heal, check
 // liveness and the final state, then check the merged history.
 //
-// Clock modes (RunConfig::clock):
+// Clock modes (RunConfig::clock), in every mode (in cluster modes on every
+// node; etcd keeps the real clock):
 //   "none"      no libfaketime
-//   "wall"      the server and the workers run under libfaketime with the
+//   "wall"      the server(s) and the workers run under libfaketime with the
 //               monotonic clock untouched; the `clock-wall` fault steps
 //               their wall clock by +1 h or -1 h (must change nothing)
 //   "rate:X"    the server's clocks (monotonic too) run X times as fast for
 //               the whole run, e.g. rate:1.005 (inside the 1 % drift bound:
 //               must stay safe) or rate:1.5 (outside: expected to break the
-//               safe deadline, see docs/RELIABILITY.md)
+//               safe deadline, see docs/RELIABILITY.md); libfaketime
+//               runs behind torture/faults/clock_wait_shim.cc, which keeps
+//               its rate mode from hanging condition-variable waits
 // Fault names (RunConfig::faults): kill (kill -9 + restart of the server),
 // pause-server (SIGSTOP/SIGCONT, up to 1.5 TTL), pause-client (SIGSTOP of a
-// worker past its TTL, preferring one that holds a lock), clock-wall (only with clock "wall"); in cluster
-// modes also kill-standby, kill-etcd, kill-etcd-majority, pause-etcd
-// (torture/cluster_target.cc; there kill and pause-server hit the primary);
-// in embedded mode also the disk faults power-cut, disk-eio, disk-full
-// (torture/disk_faults.h) and the network faults partition, one-way-loss,
-// slow-link (torture/network_faults.cc), and kill-lose-log (opt-in).
-// Clock modes other than "none" are embedded-only for now.
-// extra_server_flags / extra_server_env go to every server start (the hooks
-// for `--unsafe-test-fault NAME` and LD_PRELOAD fault shims).
+// worker past its TTL, preferring one that holds a lock), clock-wall (only
+// with clock "wall"), and the network faults partition, one-way-loss,
+// slow-link on the clients' link (torture/network_faults.cc; in cluster
+// modes through a proxy in front of each node); in cluster modes also
+// kill-standby, kill-etcd, kill-etcd-majority, pause-etcd, the same three
+// network kinds on a node's link to etcd (partition-node-etcd,
+// one-way-loss-node-etcd, slow-link-node-etcd) and, with 3 etcd members,
+// partition-etcd between members (torture/cluster_target.cc; there kill and
+// pause-server hit the primary); in embedded mode also the disk faults
+// power-cut, disk-eio, disk-full (torture/disk_faults.h) and kill-lose-log
+// (opt-in). A fault the mode lacks is skipped.
+// extra_server_flags / extra_server_env go to every server start, every
+// node's in cluster modes (the hooks for `--unsafe-test-fault NAME` and
+// LD_PRELOAD fault shims).
 // Errors: kUnavailable when the server or a worker could not be started.
 // Thread-safety: run_once blocks the caller; one run per call.
 #pragma once

@@ -42,17 +42,20 @@ class Target {
 using Env = std::vector<std::pair<std::string, std::string>>;
 
 // `dir`: a private directory for data and logs (outlives the target).
-// `server_env`: environment of every server process (clock faults, shims);
-// cluster targets do not support it yet (kInvalidArgument when not empty).
+// `server_env`: environment of every server process (clock faults, shims;
+// in cluster modes every node's).
 Result<std::unique_ptr<Target>> make_target(const RunConfig& config, const std::string& dir, const Env& server_env);
 
 bool wants_fault(const RunConfig& config, const std::string& fault);
 
 // The network faults (torture/network_faults.cc): partition, one-way-loss,
-// slow-link, each applied to the proxies `pick` returns at its injection.
+// slow-link, each with the name suffix `path` ("" for the clients' link,
+// "-node-etcd" for a node's link to etcd), applied to the proxies `pick`
+// returns at its injection.
 class FaultProxy;
-bool is_network_fault(const std::string& fault);
+bool is_network_fault(const std::string& fault);    // the clients' link
+bool is_node_etcd_fault(const std::string& fault);  // a node's link to etcd
 void add_network_faults(const RunConfig& config, Nemesis& nemesis,
-                        const std::function<std::vector<FaultProxy*>()>& pick);
+                        const std::function<std::vector<FaultProxy*>()>& pick, const std::string& path = "");
 
 }  // namespace leasehold::torture

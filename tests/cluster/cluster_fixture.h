@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tests/etcd/etcd_cluster.h"
@@ -26,6 +27,9 @@ using SteadyClock = std::chrono::steady_clock;
 struct ClusterNodeProcess {
   std::uint16_t port = 0;
   std::uint16_t tls_port = 0;  // set by a test's per-node arguments (--tls-listen), 0 = none
+  // Set by a test's per-node arguments, for this (re)start and later ones:
+  std::string etcd_endpoints;  // --etcd of this node ("" = every etcd member, directly)
+  std::vector<std::pair<std::string, std::string>> env;  // extra environment (e.g. libfaketime)
   std::string data_dir;
   Subprocess process;
   bool running() { return process.running(); }
@@ -38,7 +42,8 @@ class LeaseholdCluster {
   static std::unique_ptr<LeaseholdCluster> start(int etcd_members, int nodes, std::vector<std::string> extra = {}) {
     return start_with({.members = etcd_members}, nodes, std::move(extra));
   }
-  // Node i's own arguments (e.g. --tls-listen on a port it stores in the node).
+  // Node i's own arguments (e.g. --tls-listen on a port it stores in the node;
+  // it may also set the node's etcd_endpoints and env). Called at every (re)start.
   using PerNodeArgs = std::function<std::vector<std::string>(ClusterNodeProcess&)>;
   // As start(), with etcd started per `etcd_options` (e.g. TLS); `before_nodes`
   // runs once etcd is healthy, before any node starts (e.g. enable_auth).
@@ -73,17 +78,17 @@ class LeaseholdCluster {
 
   bool spawn(int i) {
     ClusterNodeProcess& n = nodes_[static_cast<std::size_t>(i)];
+    const std::vector<std::string> own = per_node_ ? per_node_(n) : std::vector<std::string>{};
     std::vector<std::string> argv = {leasehold_binary(), "server", "--listen", loopback(n.port),
                                      "--data-dir", n.data_dir, "--log-level", "info",
-                                     "--etcd", etcd_->endpoints(), "--cluster", "test",
+                                     "--etcd", n.etcd_endpoints.empty() ? etcd_->endpoints() : n.etcd_endpoints,
+                                     "--cluster", "test",
                                      "--etcd-lease-ttl", "2", "--etcd-timeout-ms", "1000",
                                      "--append-timeout-ms", "2000"};
     argv.insert(argv.end(), extra_.begin(), extra_.end());
-    if (per_node_) {
-      const std::vector<std::string> own = per_node_(n);
-      argv.insert(argv.end(), own.begin(), own.end());
-    }
+    argv.insert(argv.end(), own.begin(), own.end());
     SpawnOptions opts;
+    opts.env = n.env;
     opts.stderr_path = n.data_dir + ".stderr." + std::to_string(++spawns_);
     auto p = Subprocess::spawn(argv, opts);
     if (!p) {

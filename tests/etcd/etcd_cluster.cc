@@ -77,9 +77,11 @@ Result<std::unique_ptr<EtcdCluster>> EtcdCluster::start(const EtcdClusterOptions
     m.client_port = free_port();
     m.peer_port = free_port();
     m.metrics_port = options.tls ? free_port() : m.client_port;
+    m.advertised_peer_port = options.peer_route ? options.peer_route(i, m.peer_port) : m.peer_port;
     if (m.client_port == 0 || m.peer_port == 0 || m.metrics_port == 0) {
       return Status(ErrorCode::kIoError, "etcd test cluster: no free port");
     }
+    if (m.advertised_peer_port == 0) return Status(ErrorCode::kIoError, "etcd test cluster: no peer route");
     cluster->members_.push_back(std::move(m));
   }
   for (int i = 0; i < options.members; ++i) {
@@ -119,10 +121,11 @@ std::vector<std::string> EtcdCluster::argv(int i) const {
   std::string initial_cluster;
   for (const Member& peer : members_) {
     if (!initial_cluster.empty()) initial_cluster += ',';
-    initial_cluster += peer.name + "=http://127.0.0.1:" + std::to_string(peer.peer_port);
+    initial_cluster += peer.name + "=http://127.0.0.1:" + std::to_string(peer.advertised_peer_port);
   }
   const std::string client_url = endpoint(i);
   const std::string peer_url = "http://127.0.0.1:" + std::to_string(m.peer_port);
+  const std::string advertised_peer_url = "http://127.0.0.1:" + std::to_string(m.advertised_peer_port);
   std::vector<std::string> args;
   const std::vector<std::string> etcd_args = {
       etcd_binary(),
@@ -131,7 +134,7 @@ std::vector<std::string> EtcdCluster::argv(int i) const {
       "--listen-client-urls", client_url,
       "--advertise-client-urls", client_url,
       "--listen-peer-urls", peer_url,
-      "--initial-advertise-peer-urls", peer_url,
+      "--initial-advertise-peer-urls", advertised_peer_url,
       "--initial-cluster", initial_cluster,
       "--initial-cluster-state", "new",
       "--initial-cluster-token", token_,

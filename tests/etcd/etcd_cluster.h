@@ -27,6 +27,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,6 +62,12 @@ struct EtcdClusterOptions {
   std::chrono::milliseconds election_timeout{1000};
   std::chrono::milliseconds start_timeout{30000};  // until every member is healthy
   std::optional<EtcdTlsFiles> tls = std::nullopt;  // set: https:// client URLs
+  // The port the other members dial to reach member i (its advertised peer
+  // URL, in --initial-advertise-peer-urls and --initial-cluster), given the
+  // port it listens on for peers: e.g. a fault proxy's in front of it.
+  // Called once per member, in order, in start() before any member runs;
+  // unset: the member's own peer port. 0 fails start() (kIoError).
+  std::function<std::uint16_t(int member, std::uint16_t peer_port)> peer_route = {};
 };
 
 class EtcdCluster {
@@ -113,6 +120,7 @@ class EtcdCluster {
     std::string name;
     std::uint16_t client_port = 0;
     std::uint16_t peer_port = 0;
+    std::uint16_t advertised_peer_port = 0;  // peer_port, or options.peer_route's
     std::uint16_t metrics_port = 0;  // TLS clusters: plain /health
     Subprocess process;
   };

@@ -14,9 +14,11 @@
 
 namespace leasehold::torture {
 
-Result<std::unique_ptr<FaultProxy>> FaultProxy::start(std::uint16_t target_port, std::uint16_t listen_port) {
+Result<std::unique_ptr<FaultProxy>> FaultProxy::start(std::uint16_t target_port, std::uint16_t listen_port,
+                                                      Router router) {
   auto impl = std::make_unique<Impl>();
   impl->target_port = target_port;
+  impl->router = std::move(router);
   impl->listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (impl->listen_fd < 0) return Status(ErrorCode::kIoError, std::string("socket: ") + std::strerror(errno));
   const int one = 1;

@@ -23,6 +23,13 @@
 //   reset_connections() closes every current connection with RST.
 // Order is kept within each direction of a connection.
 //
+// A Router, when given, chooses each accepted connection's upstream port
+// from the connection's source port (the client's local port on
+// 127.0.0.1); 0 means target_port. It runs on the proxy's thread, once per
+// accepted connection, and must not call the proxy. Used to send each etcd
+// peer's connections to a member through their own proxy
+// (torture/etcd_peer_links.h).
+//
 // Errors: start() returns kIoError when the listening socket cannot be made
 // (e.g. listen_port taken). Runtime socket errors only close the connection
 // they hit.
@@ -33,6 +40,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "leasehold/status.h"
@@ -50,11 +58,14 @@ struct FaultProxyStats {
   std::uint64_t bytes_dropped[2] = {0, 0};
 };
 
+using Router = std::function<std::uint16_t(std::uint16_t source_port)>;
+
 class FaultProxy {
  public:
   // Listens on 127.0.0.1:listen_port (0: a free port) and forwards to
-  // 127.0.0.1:target_port.
-  static Result<std::unique_ptr<FaultProxy>> start(std::uint16_t target_port, std::uint16_t listen_port = 0);
+  // 127.0.0.1:target_port (or where `router` says).
+  static Result<std::unique_ptr<FaultProxy>> start(std::uint16_t target_port, std::uint16_t listen_port = 0,
+                                                   Router router = {});
   ~FaultProxy();
   FaultProxy(const FaultProxy&) = delete;
   FaultProxy& operator=(const FaultProxy&) = delete;

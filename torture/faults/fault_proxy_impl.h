@@ -53,6 +53,7 @@ struct Pipe {
 
 struct Conn {
   int fd[2] = {-1, -1};  // [0] the client, [1] the upstream (-1 while pending)
+  std::uint16_t upstream_port = 0;
   Pipe pipe[2];          // indexed by Direction
   bool dead = false;
   bool reset = false;    // close with RST
@@ -75,6 +76,7 @@ struct FaultProxy::Impl {
 
   std::uint16_t port = 0;
   std::uint16_t target_port = 0;
+  Router router;  // may be empty
   int listen_fd = -1;
   int wake_fd = -1;
   std::thread thread;

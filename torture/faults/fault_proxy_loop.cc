@@ -62,7 +62,7 @@ bool FaultProxy::Impl::connect_upstream(Conn& c) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(target_port);
+  addr.sin_port = htons(c.upstream_port);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     ::close(fd);
     return false;
@@ -75,10 +75,15 @@ bool FaultProxy::Impl::connect_upstream(Conn& c) {
 
 void FaultProxy::Impl::accept_new(const ProxyConfig& cfg) {
   for (;;) {
-    const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_in source{};
+    socklen_t source_len = sizeof source;
+    const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&source), &source_len,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
     Conn& c = conns.emplace_back();
     c.fd[0] = fd;
+    c.upstream_port = router ? router(ntohs(source.sin_port)) : 0;
+    if (c.upstream_port == 0) c.upstream_port = target_port;
     {
       std::lock_guard lock(mu);
       ++stats.connections_accepted;
