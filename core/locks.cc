@@ -283,6 +283,15 @@ Reply apply_acquire(Ctx& c, const Acquire& a) {
   return r;
 }
 
+bool acquire_would_queue(const CoreState& s, const Acquire& a) {
+  if (!a.wait) return false;
+  const auto it = s.locks.find(a.lock);
+  if (it == s.locks.end()) return false;
+  const Lock& l = it->second;
+  if (l.compat || l.semaphore != (a.mode == LockMode::kSemaphore)) return false;  // refused, not queued
+  return !l.waiters.empty() || !compatible(s, l, a.mode);
+}
+
 Reply apply_release(Ctx& c, const Release& r) {
   const Limits& lim = c.s.limits;
   if (!name_ok(lim, r.lock)) return bad_name(lim, "lock name", r.lock);

@@ -129,6 +129,10 @@ std::size_t StateMachine::waiter_count() const {
   return n;
 }
 
+bool StateMachine::acquire_would_queue(const Acquire& acquire) const {
+  return detail::acquire_would_queue(*s_, acquire);
+}
+
 std::optional<FencedValue> StateMachine::fence_get(std::string_view key) const {
   const auto it = s_->fence.find(key);
   if (it == s_->fence.end()) return std::nullopt;

@@ -150,6 +150,9 @@ Reply apply_release(Ctx& c, const Release& r);
 Reply apply_cancel_wait(Ctx& c, const CancelWait& w);
 Reply apply_timeout_wait(Ctx& c, const TimeoutWait& w);
 Reply apply_revoke(Ctx& c, const Revoke& r);
+// True if `a`, applied now, would queue behind the lock's holders or waiters
+// (a lock-delay or a recovery quarantine aside: those are not looked at).
+bool acquire_would_queue(const CoreState& s, const Acquire& a);
 // Grants queued waiters of `entry` (strict FIFO) unless a lock-delay is in
 // force at c.now; then erases the lock if it is idle. Returns false if erased.
 bool grant_waiters(Ctx& c, LockEntry& entry);

@@ -113,6 +113,11 @@ class StateMachine {
                               std::size_t max_entries) const;
   // Queued waits over all locks, O(locks).
   std::size_t waiter_count() const;
+  // True if `acquire`, applied now, would queue (not be granted, not be
+  // refused) behind the lock's holders or waiters. O(1) plus the lock's
+  // holders. A hint for the node's group commit (node.h, enqueue_defer):
+  // lock-delays and a recovery quarantine are not looked at.
+  bool acquire_would_queue(const Acquire& acquire) const;
   std::optional<FencedValue> fence_get(std::string_view key) const;
   std::optional<CompatValue> compat_get(std::string_view key) const;
   std::size_t session_count() const;

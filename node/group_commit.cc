@@ -36,12 +36,43 @@ void Node::Impl::propose(core::Command command, ProposeDone done) {
                       "command of " + std::to_string(bytes) + " bytes exceeds the batch limit " +
                           std::to_string(options_.max_batch_bytes));
   }
-  queued_.push_back({std::move(command), std::move(done), bytes});
+  const bool deferred = is_deferrable(command);
+  if (deferred) {
+    defer(command);
+  } else {
+    ++urgent_queued_;
+  }
+  queued_.push_back({std::move(command), std::move(done), bytes, deferred});
   if (linger_until_) {
     if (queued_.size() >= linger_target_) start_append();  // everyone expected is back
     return;
   }
-  schedule_append();
+  if (!deferred) schedule_append();
+}
+
+// A blocking acquire that would queue, in fsync mode (lease mode answers
+// nothing later than it applies: no append to save).
+bool Node::Impl::is_deferrable(const core::Command& command) const {
+  if (options_.enqueue_defer.count() <= 0 || options_.acknowledge_before_durable) return false;
+  const auto* acquire = std::get_if<core::Acquire>(&command.body);
+  return acquire != nullptr && state_.acquire_would_queue(*acquire);
+}
+
+void Node::Impl::defer(const core::Command& command) {
+  auto bound = std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_.enqueue_defer);
+  const auto& acquire = std::get<core::Acquire>(command.body);
+  if (acquire.wait_ms != 0) bound = std::min<decltype(bound)>(bound, std::chrono::milliseconds(acquire.wait_ms));
+  const TimePoint until = clock_.now() + bound;
+  if (!defer_until_ || until < *defer_until_) defer_until_ = until;
+}
+
+void Node::Impl::end_due_defer() {
+  if (defer_until_ && clock_.now() >= *defer_until_) start_append();
+}
+
+void Node::Impl::clear_queue_counters() {
+  urgent_queued_ = 0;
+  defer_until_.reset();
 }
 
 // The first proposal after an idle period does not start the append at once:
@@ -97,6 +128,7 @@ Node::Impl::Batch Node::Impl::take_queued_batch() {
   while (!queued_.empty() && batch.commands.size() < options_.max_batch_commands &&
          (batch.commands.empty() || batch.bytes + queued_.front().bytes <= options_.max_batch_bytes)) {
     Queued& q = queued_.front();
+    if (!q.deferred) --urgent_queued_;
     batch.bytes += q.bytes;
     batch.commands.push_back(std::move(q.command));
     batch.dones.push_back(std::move(q.done));
@@ -108,6 +140,12 @@ Node::Impl::Batch Node::Impl::take_queued_batch() {
 void Node::Impl::start_append() {
   linger_until_.reset();
   if (append_in_flight_ || queued_.empty() || !failure_.is_ok()) return;
+  if (urgent_queued_ == 0 && !shutting_down_) {
+    // Only deferred enqueues: they wait for company until their bound.
+    if (!defer_until_) defer_until_ = clock_.now() + options_.enqueue_defer;
+    if (clock_.now() < *defer_until_) return;
+  }
+  defer_until_.reset();
   Batch batch = take_queued_batch();
   if (guard_) {
     // The record must bound every revision this batch can produce before the
@@ -187,6 +225,7 @@ void Node::Impl::stop_writes(const Status& error, Batch batch) {
     queued_.pop_front();
     if (q.done) q.done(core::ApplyResult{core::Reply::fail(ErrorCode::kUnavailable, why), {}});
   }
+  clear_queue_counters();
 }
 
 void Node::Impl::fail_batch(Batch batch, const Status& error) {
@@ -258,7 +297,7 @@ void Node::Impl::on_snapshot_saved(Status status) {
 
 void Node::Impl::shutdown(std::function<void()> done) {
   shutting_down_ = true;
-  if (linger_until_) start_append();  // commit what is queued now
+  start_append();  // commit what is queued now (lingering or deferred)
   if (done) shutdown_waiters_.push_back(std::move(done));
   maybe_finish_shutdown();
 }

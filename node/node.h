@@ -118,6 +118,19 @@ struct NodeOptions {
   // is part of next_timer_deadline() (sub-millisecond: the owner's timer
   // must honour it, e.g. a timerfd).
   std::chrono::microseconds commit_linger{0};
+  // DEFERRED ENQUEUES (0 = off). A blocking LOCK.ACQUIRE that would queue
+  // behind the lock's holders or waiters is answered only by its grant, so
+  // it need not start an append of its own: it stays in the proposal queue
+  // (its place kept) and rides with the next append that anything else
+  // starts, usually the release that frees the lock, or starts one itself
+  // once this bound (or its own WAIT deadline, if sooner) passed. A FIFO
+  // hand-off then costs one durable write instead of two (the releasing
+  // client's next enqueue no longer takes a commit of its own ahead of the
+  // next release). Nothing else changes: order, SEQ idempotence and what a
+  // standby applies are the same; the waiter shows in LOCK.INFO, and its
+  // WAIT timeout is acted on, up to this bound later. The server's default
+  // is 5 ms (--enqueue-defer-us); part of next_timer_deadline() like the linger.
+  std::chrono::microseconds enqueue_defer{0};
   // Cluster mode (cluster/, docs/cluster.md): the node opens as a STANDBY
   // (no timers, proposals redirected) and follows a log another node
   // appends; an append that fails with kConflict (deposed) or kUnavailable

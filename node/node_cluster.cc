@@ -120,6 +120,7 @@ void Node::Impl::become_standby(const Status& why) {
     queued_.pop_front();
     fail_later(std::move(q.done), ErrorCode::kUnavailable, message);
   }
+  clear_queue_counters();
   // Reads waiting for an own append: this node may no longer answer them.
   auto waiters = std::move(apply_waiters_);
   apply_waiters_.clear();

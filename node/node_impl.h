@@ -68,6 +68,7 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
     core::Command command;
     ProposeDone done;
     std::size_t bytes = 0;
+    bool deferred = false;  // an enqueue that waits for company (enqueue_defer)
   };
   std::deque<Queued> queued_;
   Batch in_flight_;
@@ -77,6 +78,12 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   // linger_target_ proposals are queued or linger_until_ passed.
   std::optional<TimePoint> linger_until_;
   std::size_t linger_target_ = 0;
+  // Deferred enqueues (NodeOptions::enqueue_defer): queued_ proposals that
+  // are not deferred, and the bound by which deferred ones start an append.
+  std::size_t urgent_queued_ = 0;
+  std::optional<TimePoint> defer_until_;
+  bool is_deferrable(const core::Command& command) const;
+  void defer(const core::Command& command);
   TimePoint append_started_{};
   std::chrono::steady_clock::duration last_append_latency_{};
   // A linger starts only after an append that answered at least this many
@@ -163,6 +170,8 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   bool should_linger(std::size_t answered) const;
   void begin_linger(std::size_t target);
   void end_due_linger();  // starts the lingering append once its bound passed
+  void end_due_defer();   // starts the deferred enqueues' append once their bound passed
+  void clear_queue_counters();  // queued_ was emptied without an append
   void on_appended(Result<log::LogIndex> result);
   void fail_batch(Batch batch, const Status& error);
   // A failure after which the node's state and the log may disagree: stop

@@ -50,12 +50,14 @@ std::optional<TimePoint> Node::Impl::next_timer_deadline() const {
   if (shutting_down_ || !failure_.is_ok() || !is_primary()) return std::nullopt;
   std::optional<TimePoint> next = timers_.next_deadline();
   if (linger_until_ && (!next || *linger_until_ < *next)) next = linger_until_;
+  if (defer_until_ && (!next || *defer_until_ < *next)) next = defer_until_;
   return next;
 }
 
 void Node::Impl::run_due_timers() {
   if (shutting_down_ || !failure_.is_ok() || !is_primary()) return;
   end_due_linger();
+  end_due_defer();
   const TimePoint now = clock_.now();
   Timers::Due due = timers_.take_due(now);
   for (core::SessionId id : due.sessions) {

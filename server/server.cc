@@ -295,11 +295,24 @@ void Server::park_wait(const std::string& lock, core::SessionId session, Respond
                        const std::shared_ptr<Connection>& conn) {
   WaitKey key{lock, session};
   if (!conn || conn->closed()) {
+    // The client left before its wait was queued (the enqueue may wait for
+    // the next commit: NodeOptions::enqueue_defer): nobody will take a grant.
     reply.null();
+    abandon_wait(key);
     return;
   }
   waits_[key].push_back(Parked{conn->id(), std::move(reply)});
   conn->waits().insert(key);
+}
+
+void Server::abandon_wait(const WaitKey& key) {
+  if (shutting_down_) return;
+  // Cancel the queued wait. A grant that lands before the cancel is
+  // released again (see on_effect).
+  abandoned_.insert(key);
+  core::Command cmd;
+  cmd.body = core::CancelWait{key.first, key.second};
+  node_->propose(std::move(cmd), [this, key](const core::ApplyResult&) { abandoned_.erase(key); });
 }
 
 void Server::watch(core::SessionId session, const std::shared_ptr<Connection>& conn) {
@@ -326,13 +339,7 @@ void Server::on_connection_closing(Connection& conn) {
     std::erase_if(list, [&](const Parked& p) { return p.conn_id == conn.id(); });
     if (!list.empty()) continue;
     waits_.erase(it);
-    if (shutting_down_) continue;
-    // Nobody waits any more: cancel the queued wait. A grant that lands
-    // before the cancel is released again (see on_effect).
-    abandoned_.insert(key);
-    core::Command cmd;
-    cmd.body = core::CancelWait{key.first, key.second};
-    node_->propose(std::move(cmd), [this, key](const core::ApplyResult&) { abandoned_.erase(key); });
+    abandon_wait(key);  // nobody waits any more
   }
   conn.waits().clear();
   for (core::SessionId s : conn.watched()) {

@@ -162,6 +162,9 @@ class Server {
   void on_new_connection(uv_stream_t* listener, int status);
   void on_effect(const core::Effect& effect);
   void answer_waiters(const WaitKey& key, const std::function<void(Responder&)>& answer);
+  // Nobody takes (lock, session)'s wait any more: propose its CancelWait and
+  // release a grant that lands before it (abandoned_).
+  void abandon_wait(const WaitKey& key);
   void push_to_watchers(core::SessionId session, const std::string& kind,
                         const std::function<void(resp::Writer&)>& body, std::size_t body_items);
   void arm_node_timer();

@@ -157,6 +157,41 @@ TEST_F(Blocking, DisconnectWhileWaitingCancelsTheWait) {
   EXPECT_EQ(admin.call({"SESSION.KEEPALIVE", sb}).integer, 10000) << "the session itself lives on";
 }
 
+// With a long --enqueue-defer-us the waiting acquire is not yet queued when
+// its client leaves; the release that frees the lock then queues and grants
+// it in one commit. Nobody takes that grant: it is released again, instead of
+// leaving the lock held by a session whose client never learns of it.
+TEST(BlockingDeferred, DisconnectBeforeTheWaitIsQueuedLeavesNoGhostHolder) {
+  TempDir dir{"server-blocking-deferred"};
+  ServerProcess server;
+  ASSERT_TRUE(server.start(dir.file("data"), {"--enqueue-defer-us", "1000000"}));
+  RespClient a = server.client(), admin = server.client();
+  const Value sa = a.call({"SESSION.OPEN", "60000"});
+  ASSERT_EQ(sa.type, Type::kInteger);
+  const Value ta = a.call({"LOCK.ACQUIRE", "L", std::to_string(sa.integer)});
+  ASSERT_EQ(ta.type, Type::kInteger);
+  std::string sb;
+  {
+    RespClient b = server.client();
+    const Value v = b.call({"SESSION.OPEN", "60000"});
+    ASSERT_EQ(v.type, Type::kInteger);
+    sb = std::to_string(v.integer);
+    ASSERT_TRUE(b.send({"LOCK.ACQUIRE", "L", sb, "WAIT", "0"}));
+  }  // b disconnects
+  ASSERT_TRUE(eventually(
+      [&] {
+        const Value info = admin.call({"INFO"});
+        return info.type == Type::kBulkString && info.str.find("connected_clients:2\r\n") != std::string::npos;
+      },
+      10s))
+      << "the server should see b leave";
+  ASSERT_EQ(a.call({"LOCK.RELEASE", "L", std::to_string(sa.integer), std::to_string(ta.integer)}),
+            Value::simple("OK"));
+  EXPECT_TRUE(eventually([&] { return admin.call({"LOCK.INFO", "L"}).type == Type::kNull; }, 10s))
+      << "the grant to the departed waiter must be released: " << admin.call({"LOCK.INFO", "L"}).debug_string();
+  EXPECT_EQ(admin.call({"SESSION.KEEPALIVE", sb}).integer, 60000) << "the session itself lives on";
+}
+
 TEST_F(Blocking, WaitTimeoutCancelAndSessionEnd) {
   RespClient a = client(), b = client(), admin = client();
   const auto sa = open_session(a), sb = open_session(b);
