@@ -123,11 +123,7 @@ std::vector<LockInfo> StateMachine::locks(std::string_view prefix, std::string_v
   return out;
 }
 
-std::size_t StateMachine::waiter_count() const {
-  std::size_t n = 0;
-  for (const LockEntry& e : s_->locks) n += e.second.waiters.size();
-  return n;
-}
+std::size_t StateMachine::waiter_count() const { return s_->waiters; }
 
 std::optional<FencedValue> StateMachine::fence_get(std::string_view key) const {
   const auto it = s_->fence.find(key);

@@ -88,6 +88,7 @@ Status read_members(ByteReader& in, CoreState& s, LockEntry& e) {
     w.delay_ms = in.varint();
     if (!read_mode(in, w.mode)) return corrupt("bad waiter mode");
     l.waiters.push_back(w);
+    ++s.waiters;
     members.push_back(w.session);
   }
   if (!in.ok()) return corrupt("malformed lock members");

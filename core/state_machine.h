@@ -111,7 +111,7 @@ class StateMachine {
   // or more (always at least one lock when one matches).
   std::vector<LockInfo> locks(std::string_view prefix, std::string_view after, std::size_t max,
                               std::size_t max_entries) const;
-  // Queued waits over all locks, O(locks).
+  // Queued waits over all locks, O(1) (a counter the handlers keep).
   std::size_t waiter_count() const;
   std::optional<FencedValue> fence_get(std::string_view key) const;
   std::optional<CompatValue> compat_get(std::string_view key) const;

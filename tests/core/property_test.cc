@@ -148,6 +148,14 @@ void check_tokens(const ApplyResult& r, const Command& c, const StateMachine& sm
   }
 }
 
+// StateMachine::waiter_count() is a counter kept by every path that queues or
+// ends a wait; it must equal the count taken the slow way, over the sessions.
+void check_waiter_count(const StateMachine& sm) {
+  std::size_t slow = 0;
+  for (const SessionInfo& s : sm.sessions()) slow += s.waiting;
+  ASSERT_EQ(sm.waiter_count(), slow);
+}
+
 class CoreProperty : public ::testing::TestWithParam<std::uint64_t> {};
 
 TEST_P(CoreProperty, RandomStreamsKeepInvariantsAndMatchReference) {
@@ -188,11 +196,13 @@ TEST_P(CoreProperty, RandomStreamsKeepInvariantsAndMatchReference) {
     const std::vector<LockInfo> locks = sm.locks("", 1'000);
     ASSERT_NO_FATAL_FAILURE(check_lock_shapes(sm, locks));
     ASSERT_NO_FATAL_FAILURE(check_fifo(queues, c, r, sm));
+    ASSERT_NO_FATAL_FAILURE(check_waiter_count(sm));
     if (step % kRestoreEvery == 0 || step == kSteps - 1) {
       const std::string snap = sm.snapshot();
       Result<StateMachine> back = StateMachine::restore(snap, small_limits());
       ASSERT_TRUE(back.is_ok()) << back.status().to_string();
       ASSERT_EQ(back->snapshot(), snap);
+      ASSERT_EQ(back->waiter_count(), sm.waiter_count());
     }
     stats[r.reply.is_error() ? std::string(error_code_name(r.reply.error.code()))
                              : (r.reply.code == ReplyCode::kQueued ? "queued" : "ok")]++;
