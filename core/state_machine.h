@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/command.h"
@@ -119,9 +120,17 @@ class StateMachine {
   std::size_t lock_count() const;
 
   // Every pending timer the primary must (re)arm after recovery or promotion:
-  // SessionStarted for each live session, WaitDeadline for each queued wait
-  // with a deadline, WakeAt for each lock-delay in force.
+  // SessionStarted for each live session (in id order), then
+  // pending_lock_timers().
   std::vector<Effect> pending_timers() const;
+  // The same timers in bulk form, for re-arming millions of sessions without
+  // an Effect each: (id, ttl_ms) of every live session, in no particular
+  // order, O(sessions) ...
+  std::vector<std::pair<SessionId, std::uint64_t>> session_ttls() const;
+  // ... and WaitDeadline for each queued wait with a deadline (by lock name,
+  // then queue order), WakeAt for each lock-delay in force (by time): O(locks
+  // + waiters), plus sorting the waits that have a deadline.
+  std::vector<Effect> pending_lock_timers() const;
 
   // --- snapshot ---
   // A versioned, checksummed binary image of the whole state.

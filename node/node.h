@@ -188,7 +188,7 @@ class Node {
   using EffectListener = std::function<void(const core::Effect&)>;
 
   // Recovers the state from `log` (latest snapshot, then every later entry),
-  // then arms the timers from StateMachine::pending_timers() (see RESTART
+  // then arms the timers of StateMachine::pending_timers() (in bulk; RESTART
   // BOUND). Runs synchronously on the calling thread, which becomes the loop
   // thread. `clock` must outlive the Node; `post` see node/clock.h.
   // With a revision guard, plans the start from the record first: proposes
