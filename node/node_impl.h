@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "core/state_machine.h"
@@ -87,6 +88,9 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
 
   // Snapshots.
   bool snapshot_in_flight_ = false;
+  // Waits for a snapshot child (NodeOptions::snapshot_in_child) and posts
+  // its bytes back; joined before the next one starts and on destruction.
+  std::jthread snapshot_encoder_;
   std::uint64_t commands_since_snapshot_ = 0;
   std::uint64_t bytes_since_snapshot_ = 0;
   Status last_snapshot_error_;
@@ -172,6 +176,11 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   // (no dones; a standby tracks no timers).
   void apply_batch(log::LogIndex index, Batch batch);
   void maybe_snapshot();
+  // Encodes the state (at applied_index_) in a forked child; false if the
+  // fork failed (then nothing started).
+  bool snapshot_in_child();
+  // Hands an encoded snapshot at `index` to the log (or fails it).
+  void save_snapshot(log::LogIndex index, Result<std::string> bytes);
   void on_snapshot_saved(Status status);
   void maybe_finish_shutdown();
 };
