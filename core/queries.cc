@@ -125,6 +125,21 @@ std::vector<LockInfo> StateMachine::locks(std::string_view prefix, std::string_v
 
 std::size_t StateMachine::waiter_count() const { return s_->waiters; }
 
+LockStats StateMachine::lock_stats(LogMillis now, LogMillis long_hold_ms) const {
+  LockStats out;
+  for (const LockEntry& e : s_->locks) {
+    const detail::Lock& l = e.second;
+    out.longest_queue = std::max(out.longest_queue, l.waiters.size());
+    out.last_token = std::max(out.last_token, l.last_token);
+    for (const detail::Holder& h : l.holders) {
+      const LogMillis age = now > h.acquired_at ? now - h.acquired_at : 0;
+      out.oldest_hold_ms = std::max(out.oldest_hold_ms, age);
+      if (age > long_hold_ms) ++out.long_holds;
+    }
+  }
+  return out;
+}
+
 std::optional<FencedValue> StateMachine::fence_get(std::string_view key) const {
   const auto it = s_->fence.find(key);
   if (it == s_->fence.end()) return std::nullopt;

@@ -81,6 +81,14 @@ struct CompatValue {
   SessionId session = 0;  // the implicit session (its TTL is the key's)
 };
 
+// Aggregates over every lock, for metrics (StateMachine::lock_stats).
+struct LockStats {
+  std::size_t longest_queue = 0;   // most waiters on one lock
+  Token last_token = 0;            // highest last_token of a lock that exists
+  LogMillis oldest_hold_ms = 0;    // age of the oldest current holder
+  std::size_t long_holds = 0;      // holders held longer than the threshold
+};
+
 class StateMachine {
  public:
   explicit StateMachine(Limits limits = {});
@@ -114,6 +122,9 @@ class StateMachine {
                               std::size_t max_entries) const;
   // Queued waits over all locks, O(1) (a counter the handlers keep).
   std::size_t waiter_count() const;
+  // LockStats at log time `now`; a hold is long when held more than
+  // `long_hold_ms`. One pass over the locks, O(locks + holders), no copies.
+  LockStats lock_stats(LogMillis now, LogMillis long_hold_ms) const;
   std::optional<FencedValue> fence_get(std::string_view key) const;
   std::optional<CompatValue> compat_get(std::string_view key) const;
   std::size_t session_count() const;
