@@ -4,7 +4,8 @@
 // group_commit.cc (proposals, appends, apply, snapshots, shutdown),
 // lease_commit.cc (the `lease` durability mode: apply first, write behind),
 // node_timers.cc (effects -> timers, timer proposals).
-// Thread-safety: loop thread only; log completions come back via `post_`.
+// Thread-safety: loop thread only; log completions, and the bytes of a
+// snapshot encoded in a child (snapshot_encoder_), come back via `post_`.
 #pragma once
 
 #include <deque>
