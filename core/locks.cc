@@ -89,6 +89,7 @@ Reply end_wait(Ctx& c, const std::string& lock_name, SessionId session, WaitEndR
   }
   const std::uint64_t seq = w->seq;
   l.waiters.erase(w);
+  --c.s.waiters;
   erase_session_link(sit->second, &*it);
   c.effects.emplace_back(WaitEnded{lock_name, session, seq, reason});
   update_cached_reply(c.s, session, seq,
@@ -153,6 +154,7 @@ bool grant_waiters(Ctx& c, LockEntry& entry) {
   }
   if (granted > 0) {
     l.waiters.erase(l.waiters.begin(), l.waiters.begin() + static_cast<std::ptrdiff_t>(granted));
+    c.s.waiters -= granted;
   }
   if (l.holders.empty() && l.waiters.empty() && l.delay_until == 0) {
     c.s.locks.erase(c.s.locks.find(entry.first));
@@ -276,6 +278,7 @@ Reply apply_acquire(Ctx& c, const Acquire& a) {
   }
   const LogMillis deadline = a.wait_ms == 0 ? 0 : saturating_add(c.now, a.wait_ms);
   l.waiters.push_back(Waiter{a.session, c.cmd.seq, c.now, deadline, a.delay_ms, a.mode});
+  ++c.s.waiters;
   sess.locks.push_back(&*it);
   if (deadline != 0) c.effects.emplace_back(WaitDeadline{a.lock, a.session, deadline});
   Reply r;

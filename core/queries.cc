@@ -123,10 +123,21 @@ std::vector<LockInfo> StateMachine::locks(std::string_view prefix, std::string_v
   return out;
 }
 
-std::size_t StateMachine::waiter_count() const {
-  std::size_t n = 0;
-  for (const LockEntry& e : s_->locks) n += e.second.waiters.size();
-  return n;
+std::size_t StateMachine::waiter_count() const { return s_->waiters; }
+
+LockStats StateMachine::lock_stats(LogMillis now, LogMillis long_hold_ms) const {
+  LockStats out;
+  for (const LockEntry& e : s_->locks) {
+    const detail::Lock& l = e.second;
+    out.longest_queue = std::max(out.longest_queue, l.waiters.size());
+    out.last_token = std::max(out.last_token, l.last_token);
+    for (const detail::Holder& h : l.holders) {
+      const LogMillis age = now > h.acquired_at ? now - h.acquired_at : 0;
+      out.oldest_hold_ms = std::max(out.oldest_hold_ms, age);
+      if (age > long_hold_ms) ++out.long_holds;
+    }
+  }
+  return out;
 }
 
 bool StateMachine::acquire_would_queue(const Acquire& acquire) const {
@@ -148,15 +159,39 @@ std::optional<CompatValue> StateMachine::compat_get(std::string_view key) const 
 std::size_t StateMachine::session_count() const { return s_->sessions.size(); }
 std::size_t StateMachine::lock_count() const { return s_->locks.size(); }
 
-std::vector<Effect> StateMachine::pending_timers() const {
+std::vector<std::pair<SessionId, std::uint64_t>> StateMachine::session_ttls() const {
+  std::vector<std::pair<SessionId, std::uint64_t>> out;
+  out.reserve(s_->sessions.size());
+  for (const auto& [id, sess] : s_->sessions) out.emplace_back(id, sess.ttl_ms);
+  return out;
+}
+
+std::vector<Effect> StateMachine::pending_lock_timers() const {
+  std::vector<const LockEntry*> waiting;  // locks with a deadline among their waiters
+  for (const LockEntry& e : s_->locks) {
+    const auto& ws = e.second.waiters;
+    if (std::any_of(ws.begin(), ws.end(), [](const detail::Waiter& w) { return w.deadline != 0; })) {
+      waiting.push_back(&e);
+    }
+  }
+  std::sort(waiting.begin(), waiting.end(), [](const LockEntry* a, const LockEntry* b) { return a->first < b->first; });
   std::vector<Effect> out;
-  for (const SessionInfo& info : sessions()) out.emplace_back(SessionStarted{info.id, info.ttl_ms});
-  for (const LockInfo& info : locks("", s_->locks.size())) {
-    for (const WaiterInfo& w : info.waiters) {
-      if (w.deadline != 0) out.emplace_back(WaitDeadline{info.name, w.session, w.deadline});
+  for (const LockEntry* e : waiting) {
+    for (const detail::Waiter& w : e->second.waiters) {
+      if (w.deadline != 0) out.emplace_back(WaitDeadline{e->first, w.session, w.deadline});
     }
   }
   for (const auto& [at, name] : s_->delayed) out.emplace_back(WakeAt{at});
+  return out;
+}
+
+std::vector<Effect> StateMachine::pending_timers() const {
+  auto sessions = session_ttls();
+  std::sort(sessions.begin(), sessions.end());
+  std::vector<Effect> out;
+  out.reserve(sessions.size());
+  for (const auto& [id, ttl_ms] : sessions) out.emplace_back(SessionStarted{id, ttl_ms});
+  for (Effect& e : pending_lock_timers()) out.push_back(std::move(e));
   return out;
 }
 

@@ -97,6 +97,7 @@ void end_session(Ctx& c, SessionId id, EndKind kind) {
       if (w != l.waiters.end()) {
         const std::uint64_t seq = w->seq;
         l.waiters.erase(w);
+        --c.s.waiters;
         c.effects.emplace_back(WaitEnded{e->first, id, seq, WaitEndReason::kSessionEnded});
       }
     }

@@ -1,13 +1,16 @@
 // core/snapshot.cc: the versioned, checksummed snapshot image (layout in
-// docs/core.md). Encoding is canonical (everything sorted), so equal states
-// give equal bytes. Decoding checks every byte, length and cross-reference
-// and answers kCorruption instead of trusting the input.
+// docs/core.md). Encoding is canonical (everything sorted: sessions by id,
+// taken from the ordered id list the state keeps; locks and keys by name,
+// sorted here), so equal states give equal bytes. Decoding checks every
+// byte, length and cross-reference and answers kCorruption instead of
+// trusting the input.
 #include <zlib.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "common/assert.h"
 #include "core/byte_io.h"
 #include "core/state.h"
 
@@ -86,10 +89,17 @@ std::string encode_snapshot(const CoreState& s) {
   w.varint(s.last_now);
   w.varint(s.paused_until);
 
+  // Sessions in id order: session_order already holds the ids ascending
+  // (with stale ids of ended sessions), so no sort.
+  w.buffer().reserve(s.sessions.size() * 24 + s.locks.size() * 48 + 64);
   w.varint(s.sessions.size());
-  for (const auto* kv : sorted_by_key(s.sessions)) {
-    const Session& sess = kv->second;
-    w.varint(kv->first);
+  std::size_t sessions_written = 0;
+  for (const SessionId id : s.session_order.ids) {
+    const auto found = s.sessions.find(id);
+    if (found == s.sessions.end()) continue;
+    ++sessions_written;
+    const Session& sess = found->second;
+    w.varint(id);
     w.varint(sess.ttl_ms);
     w.varint(sess.opened_at);
     w.boolean(sess.compat);
@@ -108,6 +118,9 @@ std::string encode_snapshot(const CoreState& s) {
       }
     }
   }
+
+  LEASEHOLD_ASSERT(sessions_written == s.sessions.size(), "session order lists {} of {} sessions", sessions_written,
+                   s.sessions.size());
 
   w.varint(s.locks.size());
   for (const auto* kv : sorted_by_key(s.locks)) {

@@ -29,6 +29,8 @@ bool read_mode(ByteReader& in, LockMode& mode) {
 
 Status read_sessions(ByteReader& in, CoreState& s, bool with_users) {
   const std::size_t n = in.count(6);
+  s.sessions.reserve(n);  // one allocation of the buckets, no rehash while filling
+  s.session_order.ids.reserve(n);
   SessionId prev = 0;
   for (std::size_t i = 0; i < n && in.ok(); ++i) {
     const SessionId id = in.varint();
@@ -88,6 +90,7 @@ Status read_members(ByteReader& in, CoreState& s, LockEntry& e) {
     w.delay_ms = in.varint();
     if (!read_mode(in, w.mode)) return corrupt("bad waiter mode");
     l.waiters.push_back(w);
+    ++s.waiters;
     members.push_back(w.session);
   }
   if (!in.ok()) return corrupt("malformed lock members");

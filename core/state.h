@@ -120,6 +120,9 @@ struct CoreState {
   StringMap<CompatValue> compat;
   // (delay_until, lock name) of every lock with a lock-delay in force.
   std::set<std::pair<LogMillis, std::string>, std::less<>> delayed;
+  // Queued waits over all locks: the sum of every Lock::waiters.size(), kept
+  // by every push to / erase from a waiter queue (so INFO is O(1)).
+  std::size_t waiters = 0;
 };
 
 // One apply() in progress.

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/command.h"
@@ -80,6 +81,14 @@ struct CompatValue {
   SessionId session = 0;  // the implicit session (its TTL is the key's)
 };
 
+// Aggregates over every lock, for metrics (StateMachine::lock_stats).
+struct LockStats {
+  std::size_t longest_queue = 0;   // most waiters on one lock
+  Token last_token = 0;            // highest last_token of a lock that exists
+  LogMillis oldest_hold_ms = 0;    // age of the oldest current holder
+  std::size_t long_holds = 0;      // holders held longer than the threshold
+};
+
 class StateMachine {
  public:
   explicit StateMachine(Limits limits = {});
@@ -111,22 +120,33 @@ class StateMachine {
   // or more (always at least one lock when one matches).
   std::vector<LockInfo> locks(std::string_view prefix, std::string_view after, std::size_t max,
                               std::size_t max_entries) const;
-  // Queued waits over all locks, O(locks).
+  // Queued waits over all locks, O(1) (a counter the handlers keep).
   std::size_t waiter_count() const;
   // True if `acquire`, applied now, would queue (not be granted, not be
   // refused) behind the lock's holders or waiters. O(1) plus the lock's
   // holders. A hint for the node's group commit (node.h, enqueue_defer):
   // lock-delays and a recovery quarantine are not looked at.
   bool acquire_would_queue(const Acquire& acquire) const;
+  // LockStats at log time `now`; a hold is long when held more than
+  // `long_hold_ms`. One pass over the locks, O(locks + holders), no copies.
+  LockStats lock_stats(LogMillis now, LogMillis long_hold_ms) const;
   std::optional<FencedValue> fence_get(std::string_view key) const;
   std::optional<CompatValue> compat_get(std::string_view key) const;
   std::size_t session_count() const;
   std::size_t lock_count() const;
 
   // Every pending timer the primary must (re)arm after recovery or promotion:
-  // SessionStarted for each live session, WaitDeadline for each queued wait
-  // with a deadline, WakeAt for each lock-delay in force.
+  // SessionStarted for each live session (in id order), then
+  // pending_lock_timers().
   std::vector<Effect> pending_timers() const;
+  // The same timers in bulk form, for re-arming millions of sessions without
+  // an Effect each: (id, ttl_ms) of every live session, in no particular
+  // order, O(sessions) ...
+  std::vector<std::pair<SessionId, std::uint64_t>> session_ttls() const;
+  // ... and WaitDeadline for each queued wait with a deadline (by lock name,
+  // then queue order), WakeAt for each lock-delay in force (by time): O(locks
+  // + waiters), plus sorting the waits that have a deadline.
+  std::vector<Effect> pending_lock_timers() const;
 
   // --- snapshot ---
   // A versioned, checksummed binary image of the whole state.

@@ -2,6 +2,7 @@
 #include "common/assert.h"
 #include "core/command_codec.h"
 #include "node/node_impl.h"
+#include "node/snapshot_child.h"
 
 namespace leasehold::node {
 namespace {
@@ -275,13 +276,35 @@ void Node::Impl::maybe_snapshot() {
   commands_since_snapshot_ = 0;
   bytes_since_snapshot_ = 0;
   snapshot_in_flight_ = true;
-  // Serialized here (CPU, loop thread); written and fsynced on the log thread.
-  log_->save_snapshot(applied_index_, state_.snapshot(),
-                      [weak = weak_from_this(), post = post_](Status st) {
-                        post([weak, st = std::move(st)]() mutable {
-                          if (auto self = weak.lock()) self->on_snapshot_saved(std::move(st));
-                        });
-                      });
+  if (options_.snapshot_in_child && snapshot_in_child()) return;
+  // Serialized here (CPU, loop thread).
+  save_snapshot(applied_index_, state_.snapshot());
+}
+
+bool Node::Impl::snapshot_in_child() {
+  // The previous encoder posted its result before snapshot_in_flight_ was
+  // cleared, so this join waits at most for its return.
+  if (snapshot_encoder_.joinable()) snapshot_encoder_.join();
+  Result<SnapshotChild> child = SnapshotChild::start(state_);
+  if (!child) return false;
+  snapshot_encoder_ = std::jthread([child = std::move(*child), index = applied_index_, weak = weak_from_this(),
+                                    post = post_]() mutable {
+    Result<std::string> bytes = child.finish();
+    post([weak, index, bytes = std::move(bytes)]() mutable {
+      if (auto self = weak.lock()) self->save_snapshot(index, std::move(bytes));
+    });
+  });
+  return true;
+}
+
+void Node::Impl::save_snapshot(log::LogIndex index, Result<std::string> bytes) {
+  if (!bytes) return on_snapshot_saved(bytes.status());
+  // Written and fsynced on the log thread.
+  log_->save_snapshot(index, std::move(bytes).value(), [weak = weak_from_this(), post = post_](Status st) {
+    post([weak, st = std::move(st)]() mutable {
+      if (auto self = weak.lock()) self->on_snapshot_saved(std::move(st));
+    });
+  });
 }
 
 void Node::Impl::on_snapshot_saved(Status status) {

@@ -4,12 +4,14 @@
 // group_commit.cc (proposals, appends, apply, snapshots, shutdown),
 // lease_commit.cc (the `lease` durability mode: apply first, write behind),
 // node_timers.cc (effects -> timers, timer proposals).
-// Thread-safety: loop thread only; log completions come back via `post_`.
+// Thread-safety: loop thread only; log completions, and the bytes of a
+// snapshot encoded in a child (snapshot_encoder_), come back via `post_`.
 #pragma once
 
 #include <deque>
 #include <map>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "core/state_machine.h"
@@ -94,6 +96,9 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
 
   // Snapshots.
   bool snapshot_in_flight_ = false;
+  // Waits for a snapshot child (NodeOptions::snapshot_in_child) and posts
+  // its bytes back; joined before the next one starts and on destruction.
+  std::jthread snapshot_encoder_;
   std::uint64_t commands_since_snapshot_ = 0;
   std::uint64_t bytes_since_snapshot_ = 0;
   Status last_snapshot_error_;
@@ -181,6 +186,11 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   // (no dones; a standby tracks no timers).
   void apply_batch(log::LogIndex index, Batch batch);
   void maybe_snapshot();
+  // Encodes the state (at applied_index_) in a forked child; false if the
+  // fork failed (then nothing started).
+  bool snapshot_in_child();
+  // Hands an encoded snapshot at `index` to the log (or fails it).
+  void save_snapshot(log::LogIndex index, Result<std::string> bytes);
   void on_snapshot_saved(Status status);
   void maybe_finish_shutdown();
 };

@@ -21,8 +21,11 @@ core::Command timer_command(core::CommandBody body) {
 
 void Node::Impl::arm_recovered_timers() {
   // Every live session gets its full TTL from now (the RESTART BOUND in
-  // node.h); waits and lock-delays keep their log-clock deadlines.
-  for (const core::Effect& effect : state_.pending_timers()) track_effect(effect);
+  // node.h), armed in bulk; waits and lock-delays keep their log-clock
+  // deadlines.
+  if (!is_primary()) return;  // standbys run no timers (cluster mode)
+  timers_.arm_sessions(state_.session_ttls(), clock_.now());
+  for (const core::Effect& effect : state_.pending_lock_timers()) track_effect(effect);
 }
 
 void Node::Impl::track_effect(const core::Effect& effect) {

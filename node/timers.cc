@@ -24,27 +24,45 @@ Status not_live(core::SessionId id) {
 }
 }  // namespace
 
-void Timers::unindex(core::SessionId id, const SessionTimer& t) {
-  if (t.ttl_ms != 0 && !t.expiring) session_deadlines_.erase({t.deadline, id});
+void Timers::disarm(SessionTimer& t) {
+  if (t.pos != DeadlineHeap::kAbsent) deadlines_.erase(t.pos);
 }
 
-void Timers::index(core::SessionId id, const SessionTimer& t) {
-  if (t.ttl_ms != 0 && !t.expiring) session_deadlines_.insert({t.deadline, id});
+void Timers::set_deadline(core::SessionId id, SessionTimer& t, TimePoint deadline) {
+  if (t.ttl_ms == 0 || t.expiring) return disarm(t);
+  if (t.pos != DeadlineHeap::kAbsent) return deadlines_.update(t.pos, deadline);
+  deadlines_.push(deadline, id, &t.pos);
 }
 
 void Timers::start_session(core::SessionId id, std::uint64_t ttl_ms, TimePoint now) {
-  auto [it, inserted] = sessions_.try_emplace(id);
-  if (!inserted) unindex(id, it->second);
-  it->second.ttl_ms = ttl_ms;
-  it->second.deadline = now + expiry_after(ttl_ms);
-  it->second.expiring = false;
-  index(id, it->second);
+  SessionTimer& t = sessions_[id];
+  t.ttl_ms = ttl_ms;
+  t.expiring = false;
+  set_deadline(id, t, now + expiry_after(ttl_ms));
+}
+
+void Timers::arm_sessions(const std::vector<std::pair<core::SessionId, std::uint64_t>>& sessions, TimePoint now) {
+  sessions_.reserve(sessions_.size() + sessions.size());
+  deadlines_.reserve(deadlines_.size() + sessions.size());
+  // Sessions already armed keep their heap entries (moved in place by
+  // start_session); new ones are appended and ordered by one build().
+  for (const auto& [id, ttl_ms] : sessions) {
+    auto [it, inserted] = sessions_.try_emplace(id);
+    SessionTimer& t = it->second;
+    if (!inserted) {
+      disarm(t);
+      t.expiring = false;
+    }
+    t.ttl_ms = ttl_ms;
+    if (ttl_ms != 0) deadlines_.append(now + expiry_after(ttl_ms), id, &t.pos);
+  }
+  deadlines_.build();
 }
 
 void Timers::end_session(core::SessionId id) {
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return;
-  unindex(id, it->second);
+  disarm(it->second);
   sessions_.erase(it);
 }
 
@@ -53,10 +71,8 @@ Result<std::uint64_t> Timers::keepalive(core::SessionId id, TimePoint now) {
   if (it == sessions_.end() || it->second.expiring) return not_live(id);
   SessionTimer& t = it->second;
   if (t.ttl_ms == 0) return kNeverExpires;
-  if (now >= t.deadline) return not_live(id);  // due; run_due_timers proposes its expiry
-  unindex(id, t);
-  t.deadline = now + expiry_after(t.ttl_ms);
-  index(id, t);
+  if (now >= deadlines_.at(t.pos)) return not_live(id);  // due; run_due_timers proposes its expiry
+  deadlines_.update(t.pos, now + expiry_after(t.ttl_ms));
   return t.ttl_ms;
 }
 
@@ -64,16 +80,14 @@ Result<std::uint64_t> Timers::remaining_ms(core::SessionId id, TimePoint now) co
   auto it = sessions_.find(id);
   if (it == sessions_.end() || it->second.expiring) return not_live(id);
   if (it->second.ttl_ms == 0) return kNeverExpires;
-  return ms_between(now, it->second.deadline);
+  return ms_between(now, deadlines_.at(it->second.pos));
 }
 
 void Timers::retry_session(core::SessionId id, TimePoint at) {
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return;
-  unindex(id, it->second);
   it->second.expiring = false;
-  it->second.deadline = at;
-  index(id, it->second);
+  set_deadline(id, it->second, at);
 }
 
 void Timers::add_wait(const std::string& lock, core::SessionId session, TimePoint at) {
@@ -93,11 +107,10 @@ void Timers::add_wake(TimePoint at) { wakes_.insert(at); }
 
 Timers::Due Timers::take_due(TimePoint now) {
   Due due;
-  while (!session_deadlines_.empty() && session_deadlines_.begin()->first <= now) {
-    const core::SessionId id = session_deadlines_.begin()->second;
-    session_deadlines_.erase(session_deadlines_.begin());
-    sessions_[id].expiring = true;
-    due.sessions.push_back(id);
+  while (!deadlines_.empty() && deadlines_.top().at <= now) {
+    const DeadlineHeap::Entry e = deadlines_.pop();
+    sessions_[e.id].expiring = true;
+    due.sessions.push_back(e.id);
   }
   while (!wait_deadlines_.empty() && std::get<0>(*wait_deadlines_.begin()) <= now) {
     auto [at, lock, session] = *wait_deadlines_.begin();
@@ -117,7 +130,7 @@ std::optional<TimePoint> Timers::next_deadline() const {
   const auto consider = [&next](TimePoint t) {
     if (!next || t < *next) next = t;
   };
-  if (!session_deadlines_.empty()) consider(session_deadlines_.begin()->first);
+  if (!deadlines_.empty()) consider(deadlines_.top().at);
   if (!wait_deadlines_.empty()) consider(std::get<0>(*wait_deadlines_.begin()));
   if (!wakes_.empty()) consider(*wakes_.begin());
   return next;

@@ -131,7 +131,7 @@ std::string info_text(Server& server, std::string_view section) {
     out += "\r\n";
   }
   if (all || iequals(section, "state")) {
-    const std::size_t waiters = sm.waiter_count();  // O(locks), no copy of the sessions
+    const std::size_t waiters = sm.waiter_count();  // O(1): every field here is a counter
     out += "# State\r\n";
     out += fmt::format("sessions:{}\r\n", sm.session_count());
     out += fmt::format("locks:{}\r\n", sm.lock_count());

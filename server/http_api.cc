@@ -161,9 +161,9 @@ HttpResponse api_sessions(Server& server, std::size_t limit) {
   node::Node& node = server.node();
   const core::LogMillis now = node.log_now();
   json sessions = json::array();
-  const auto all = node.state().sessions();
-  for (const core::SessionInfo& s : all) {
-    if (sessions.size() >= limit) break;
+  // One page in id order (O(log n + limit)); never a copy of every session.
+  const std::size_t total = node.state().session_count();
+  for (const core::SessionInfo& s : node.state().sessions(0, limit)) {
     json sj = {{"id", s.id},
                {"owner", s.owner},
                {"ttl_ms", s.ttl_ms},
@@ -176,8 +176,8 @@ HttpResponse api_sessions(Server& server, std::size_t limit) {
     sessions.push_back(std::move(sj));
   }
   json j;
-  j["count"] = all.size();
-  j["truncated"] = all.size() > limit;
+  j["count"] = total;
+  j["truncated"] = total > limit;
   j["sessions"] = std::move(sessions);
   return HttpResponse::json(200, dump(j));
 }

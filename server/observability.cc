@@ -121,21 +121,14 @@ MetricsView Observability::view() const {
     v.history_entries = history_->size();
     v.history_write_errors = history_->write_errors();
   }
-  const core::LogMillis now = node.log_now();
+  // One pass over the locks without copying them (no listing, no sort).
   const auto long_hold = static_cast<core::LogMillis>(server_.config().long_hold.count());
-  core::LogMillis oldest = 0;
-  for (const core::LockInfo& lock : sm.locks("", SIZE_MAX)) {
-    v.waiters += lock.waiters.size();
-    v.longest_queue = std::max<std::uint64_t>(v.longest_queue, lock.waiters.size());
-    v.last_token = std::max<std::uint64_t>(v.last_token, lock.last_token);
-    for (const core::HolderInfo& h : lock.holders) {
-      const core::LogMillis age = now > h.acquired_at ? now - h.acquired_at : 0;
-      oldest = std::max(oldest, age);
-      if (age > long_hold) ++v.long_held_locks;
-    }
-  }
-  v.last_token = std::max<std::uint64_t>(v.last_token, last_token_);
-  v.oldest_hold_seconds = static_cast<double>(oldest) / 1000.0;
+  const core::LockStats locks = sm.lock_stats(node.log_now(), long_hold);
+  v.waiters = sm.waiter_count();
+  v.longest_queue = locks.longest_queue;
+  v.long_held_locks = locks.long_holds;
+  v.last_token = std::max<std::uint64_t>(locks.last_token, last_token_);
+  v.oldest_hold_seconds = static_cast<double>(locks.oldest_hold_ms) / 1000.0;
   return v;
 }
 

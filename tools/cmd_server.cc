@@ -38,6 +38,7 @@ struct ServerFlags {
   std::uint64_t long_hold_ms = 60'000;
   std::string config_file;
   std::string durability = "fsync";
+  bool snapshot_in_child = false;
   std::string protected_mode = "yes";
   std::string tls_auth_clients = "yes";
   std::vector<std::string> unsafe_test_faults;  // hidden; common/unsafe_test_faults.h
@@ -142,6 +143,7 @@ void run_server(ServerFlags& flags) {
     return;
   }
   cfg.node.acknowledge_before_durable = flags.durability == "lease";
+  cfg.node.snapshot_in_child = flags.snapshot_in_child;
   if (cfg.node.acknowledge_before_durable && cfg.cluster.enabled()) {
     std::cerr << "leasehold server: --durability lease is for embedded mode only: cluster mode makes every "
                  "command durable in etcd before it is acknowledged (drop --durability or --etcd)\n";
@@ -252,6 +254,7 @@ void register_server(CLI::App& app) {
   cmd->add_option("--max-pending-proposals", c.node.max_pending_proposals, "Queued + in-flight writes before refusing")->group(node)->capture_default_str();
   cmd->add_option("--snapshot-every-commands", c.node.snapshot_every_commands, "Snapshot after this many commands (0 = off)")->group(node)->capture_default_str();
   cmd->add_option("--snapshot-every-bytes", c.node.snapshot_every_bytes, "Snapshot after this many log bytes (0 = off)")->group(node)->capture_default_str();
+  cmd->add_flag("--snapshot-in-child", flags->snapshot_in_child, "Encode snapshots in a forked child instead of on the event loop (slower where copy-on-write faults are slow, e.g. in some VMs: docs/log-and-node.md)")->group(node);
 
   cmd->add_option("--durability", flags->durability,
                   "fsync: every command is durable before it is answered; lease: answered at once, written behind "

@@ -148,6 +148,36 @@ void check_tokens(const ApplyResult& r, const Command& c, const StateMachine& sm
   }
 }
 
+// StateMachine::waiter_count() is a counter kept by every path that queues or
+// ends a wait; it must equal the count taken the slow way, over the sessions.
+void check_waiter_count(const StateMachine& sm) {
+  std::size_t slow = 0;
+  for (const SessionInfo& s : sm.sessions()) slow += s.waiting;
+  ASSERT_EQ(sm.waiter_count(), slow);
+}
+
+// StateMachine::lock_stats() (one pass, for metrics) agrees with the same
+// numbers taken from the full lock listing.
+void check_lock_stats(const StateMachine& sm, const std::vector<LockInfo>& locks) {
+  const LogMillis now = sm.last_now() + 20;
+  const LogMillis long_hold = 30;
+  LockStats want;
+  for (const LockInfo& l : locks) {
+    want.longest_queue = std::max(want.longest_queue, l.waiters.size());
+    want.last_token = std::max(want.last_token, l.last_token);
+    for (const HolderInfo& h : l.holders) {
+      const LogMillis age = now > h.acquired_at ? now - h.acquired_at : 0;
+      want.oldest_hold_ms = std::max(want.oldest_hold_ms, age);
+      want.long_holds += age > long_hold ? 1 : 0;
+    }
+  }
+  const LockStats got = sm.lock_stats(now, long_hold);
+  ASSERT_EQ(got.longest_queue, want.longest_queue);
+  ASSERT_EQ(got.last_token, want.last_token);
+  ASSERT_EQ(got.oldest_hold_ms, want.oldest_hold_ms);
+  ASSERT_EQ(got.long_holds, want.long_holds);
+}
+
 class CoreProperty : public ::testing::TestWithParam<std::uint64_t> {};
 
 TEST_P(CoreProperty, RandomStreamsKeepInvariantsAndMatchReference) {
@@ -188,11 +218,15 @@ TEST_P(CoreProperty, RandomStreamsKeepInvariantsAndMatchReference) {
     const std::vector<LockInfo> locks = sm.locks("", 1'000);
     ASSERT_NO_FATAL_FAILURE(check_lock_shapes(sm, locks));
     ASSERT_NO_FATAL_FAILURE(check_fifo(queues, c, r, sm));
+    ASSERT_NO_FATAL_FAILURE(check_waiter_count(sm));
+    ASSERT_EQ(locks.size(), sm.lock_count());  // the listing below 1,000 is complete
+    ASSERT_NO_FATAL_FAILURE(check_lock_stats(sm, locks));
     if (step % kRestoreEvery == 0 || step == kSteps - 1) {
       const std::string snap = sm.snapshot();
       Result<StateMachine> back = StateMachine::restore(snap, small_limits());
       ASSERT_TRUE(back.is_ok()) << back.status().to_string();
       ASSERT_EQ(back->snapshot(), snap);
+      ASSERT_EQ(back->waiter_count(), sm.waiter_count());
     }
     stats[r.reply.is_error() ? std::string(error_code_name(r.reply.error.code()))
                              : (r.reply.code == ReplyCode::kQueued ? "queued" : "ok")]++;
