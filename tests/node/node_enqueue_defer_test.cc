@@ -47,13 +47,28 @@ Held hold_lock(NodeHarness& h) {
   return held;
 }
 
-TEST(NodeEnqueueDefer, AQueuedAcquireRidesWithTheReleaseThatGrantsIt) {
-  NodeHarness h(defer_options());
-  h.open();
-  const Held held = hold_lock(h);
-  const int appends = h.control().append_count();
+// Proposes `session`'s blocking acquire of "L"; its reply lands in `out`.
+void propose_wait(NodeHarness& h, core::SessionId session, std::optional<core::ApplyResult>& out) {
+  h.node().propose(acquire_cmd(session), [&out](const core::ApplyResult& r) { out = r; });
+}
+
+// A node with the deferral on, "L" held by `held.holder`; `appends` counts
+// the appends made so far.
+class NodeEnqueueDefer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    h.open();
+    held = hold_lock(h);
+    appends = h.control().append_count();
+  }
+  NodeHarness h{defer_options()};
+  Held held;
+  int appends = 0;
+};
+
+TEST_F(NodeEnqueueDefer, AQueuedAcquireRidesWithTheReleaseThatGrantsIt) {
   std::optional<core::ApplyResult> queued;
-  h.node().propose(acquire_cmd(held.waiter), [&](const core::ApplyResult& r) { queued = r; });
+  propose_wait(h, held.waiter, queued);
   h.loop().run_for(20ms);
   EXPECT_EQ(h.control().append_count(), appends) << "the enqueue alone must not start an append";
   EXPECT_FALSE(queued.has_value());
@@ -76,13 +91,9 @@ TEST(NodeEnqueueDefer, AQueuedAcquireRidesWithTheReleaseThatGrantsIt) {
       << "no deferral left pending";
 }
 
-TEST(NodeEnqueueDefer, TheBoundStartsTheAppend) {
-  NodeHarness h(defer_options());
-  h.open();
-  const Held held = hold_lock(h);
-  const int appends = h.control().append_count();
+TEST_F(NodeEnqueueDefer, TheBoundStartsTheAppend) {
   std::optional<core::ApplyResult> queued;
-  h.node().propose(acquire_cmd(held.waiter), [&](const core::ApplyResult& r) { queued = r; });
+  propose_wait(h, held.waiter, queued);
   h.clock().advance(4ms);
   h.node().run_due_timers();
   h.loop().run_for(20ms);
@@ -98,19 +109,13 @@ TEST(NodeEnqueueDefer, TheBoundStartsTheAppend) {
   EXPECT_EQ(info->waiters[0].session, held.waiter);
 }
 
-TEST(NodeEnqueueDefer, AShortWaitShortensTheBound) {
-  NodeHarness h(defer_options());
-  h.open();
-  const Held held = hold_lock(h);
+TEST_F(NodeEnqueueDefer, AShortWaitShortensTheBound) {
   h.node().propose(acquire_cmd(held.waiter, /*wait_ms=*/2), [](const core::ApplyResult&) {});
   ASSERT_TRUE(h.node().next_timer_deadline().has_value());
   EXPECT_EQ(*h.node().next_timer_deadline(), h.clock().now() + 2ms);
 }
 
-TEST(NodeEnqueueDefer, GrantableOrNonBlockingAcquiresAreNotDeferred) {
-  NodeHarness h(defer_options());
-  h.open();
-  const Held held = hold_lock(h);
+TEST_F(NodeEnqueueDefer, GrantableOrNonBlockingAcquiresAreNotDeferred) {
   // Without WAIT the answer (nil) is due now.
   std::optional<core::ApplyResult> refused;
   h.node().propose(acquire_cmd(held.waiter, 0, /*wait=*/false), [&](const core::ApplyResult& r) { refused = r; });
@@ -125,12 +130,9 @@ TEST(NodeEnqueueDefer, GrantableOrNonBlockingAcquiresAreNotDeferred) {
   EXPECT_EQ(granted->reply.code, core::ReplyCode::kOk);
 }
 
-TEST(NodeEnqueueDefer, AnAppendInFlightDoesNotCarryOnlyDeferredEnqueues) {
-  NodeHarness h(defer_options());
-  h.open();
-  const Held held = hold_lock(h);
+TEST_F(NodeEnqueueDefer, AnAppendInFlightDoesNotCarryOnlyDeferredEnqueues) {
   const core::SessionId third = h.open_session(60'000, "third");
-  const int appends = h.control().append_count();
+  appends = h.control().append_count();  // after opening `third`
   // An unrelated write is in flight when the enqueue arrives.
   h.control().set_hold(true);
   std::optional<core::ApplyResult> opened;
@@ -139,7 +141,7 @@ TEST(NodeEnqueueDefer, AnAppendInFlightDoesNotCarryOnlyDeferredEnqueues) {
   h.node().propose(open, [&](const core::ApplyResult& r) { opened = r; });
   ASSERT_TRUE(h.loop().run_until([&] { return h.control().append_count() == appends + 1; }));
   std::optional<core::ApplyResult> queued;
-  h.node().propose(acquire_cmd(third), [&](const core::ApplyResult& r) { queued = r; });
+  propose_wait(h, third, queued);
   h.control().set_hold(false);
   h.control().release();
   ASSERT_TRUE(h.loop().run_until([&] { return opened.has_value(); }));
@@ -156,12 +158,9 @@ TEST(NodeEnqueueDefer, AnAppendInFlightDoesNotCarryOnlyDeferredEnqueues) {
   EXPECT_EQ(grants[0].session, third);
 }
 
-TEST(NodeEnqueueDefer, ShutdownCommitsADeferredEnqueue) {
-  NodeHarness h(defer_options());
-  h.open();
-  const Held held = hold_lock(h);
+TEST_F(NodeEnqueueDefer, ShutdownCommitsADeferredEnqueue) {
   std::optional<core::ApplyResult> queued;
-  h.node().propose(acquire_cmd(held.waiter), [&](const core::ApplyResult& r) { queued = r; });
+  propose_wait(h, held.waiter, queued);
   bool down = false;
   h.node().shutdown([&] { down = true; });
   ASSERT_TRUE(h.loop().run_until([&] { return down; }));
@@ -174,12 +173,12 @@ TEST(NodeEnqueueDefer, ShutdownCommitsADeferredEnqueue) {
   ASSERT_EQ(info->waiters.size(), 1u) << "the enqueue was written before the clean stop";
 }
 
-TEST(NodeEnqueueDefer, OffMeansEveryEnqueueIsWrittenAtOnce) {
+TEST(NodeEnqueueDeferOff, EveryEnqueueIsWrittenAtOnce) {
   NodeHarness h;  // enqueue_defer 0
   h.open();
   const Held held = hold_lock(h);
   std::optional<core::ApplyResult> queued;
-  h.node().propose(acquire_cmd(held.waiter), [&](const core::ApplyResult& r) { queued = r; });
+  propose_wait(h, held.waiter, queued);
   ASSERT_TRUE(h.loop().run_until([&] { return queued.has_value(); }));
   EXPECT_EQ(queued->reply.code, core::ReplyCode::kQueued);
 }
