@@ -12,11 +12,8 @@
 # dirs and server logs).
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${BUILD:-$root/build}
-[[ $build = /* ]] || build=$root/$build
+source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
 tool=$build/bench/leasehold_capbench
-leasehold=$build/leasehold
 die() { echo "run_capacity.sh: $*" >&2; exit 2; }
 [[ -x $tool ]] || die "$tool not found: run 'make build' first"
 [[ -x $leasehold ]] || die "$leasehold not found: run 'make build' first"

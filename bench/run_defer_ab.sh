@@ -15,11 +15,7 @@
 #   BUILD=<dir>   build directory (default: ./build)
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${BUILD:-$root/build}
-[[ $build = /* ]] || build=$root/$build
-driver=$build/bench/leasehold_loadbench
-leasehold=$build/leasehold
+source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
 [[ -x $driver && -x $leasehold ]] || { echo "run_defer_ab.sh: run 'make build' first" >&2; exit 2; }
 command -v redis-server >/dev/null || { echo "run_defer_ab.sh: redis-server not found" >&2; exit 2; }
 

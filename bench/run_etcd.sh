@@ -29,11 +29,7 @@
 #   KEEP_WORKDIR=1        keep the temp dir (server logs) after the run
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${BUILD:-$root/build}
-[[ $build = /* ]] || build=$root/$build
-driver=$build/bench/leasehold_loadbench
-leasehold=$build/leasehold
+source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
 etcd_bin=${ETCD_BIN:-$(command -v etcd || true)}
 
 die() { echo "run_etcd.sh: $*" >&2; exit 2; }
