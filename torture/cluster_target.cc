@@ -21,6 +21,8 @@
 //                 (a minority), or one time in five every member from every
 //                 other (no majority), through the proxies on the links
 //                 between members (torture/etcd_peer_links.h)
+//   one-way-etcd  (3-member etcd) every byte from one member to another lost
+//                 or held, the other way flowing (torture/etcd_one_way_fault.h)
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -31,6 +33,7 @@
 #include "tests/cluster/cluster_fixture.h"
 #include "tests/support/eventually.h"
 #include "torture/cluster_links.h"
+#include "torture/etcd_one_way_fault.h"
 #include "torture/etcd_peer_links.h"
 #include "torture/faults/fault_proxy.h"
 #include "torture/target.h"
@@ -140,6 +143,11 @@ class ClusterTarget final : public Target {
                    },
                    milliseconds(1000), milliseconds(4000), false});
     }
+    if (wants_fault(c, "one-way-etcd") && peer_links_) {
+      nemesis.add(one_way_etcd_fault(
+          peer_links_, [this] { return cluster_->etcd().leader(milliseconds(2000)); }, c.seed,
+          milliseconds(c.ttl_ms)));
+    }
   }
 
   Status crash_and_recover() override {
@@ -190,7 +198,7 @@ class ClusterTarget final : public Target {
   std::vector<int> etcd_victims_;  // killed etcd members
   int etcd_paused_ = -1;    // paused etcd member
   std::shared_ptr<ClusterLinks> links_;          // the fault proxies of the nodes' links
-  std::shared_ptr<EtcdPeerLinks> peer_links_;    // between etcd members; null without partition-etcd
+  std::shared_ptr<EtcdPeerLinks> peer_links_;    // between etcd members; null without partition-etcd, one-way-etcd
 };
 
 }  // namespace
@@ -209,7 +217,7 @@ Result<std::unique_ptr<Target>> make_cluster_target(const RunConfig& c, int etcd
   auto per_node = [links](testing::ClusterNodeProcess& n) { return links->node_setup(n); };
   testing::EtcdClusterOptions etcd_options{.members = etcd_members};
   std::shared_ptr<EtcdPeerLinks> peer_links;
-  if (wants_fault(c, "partition-etcd") && etcd_members > 1) {
+  if ((wants_fault(c, "partition-etcd") || wants_fault(c, "one-way-etcd")) && etcd_members > 1) {
     peer_links = std::make_shared<EtcdPeerLinks>(etcd_members);
     etcd_options.peer_route = [peer_links](int member, std::uint16_t port) { return peer_links->route(member, port); };
   }
