@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <vector>
@@ -148,7 +149,20 @@ class ClusterTarget final : public Target {
     return primary() >= 0 ? Status() : Status(ErrorCode::kUnavailable, "no primary after the final crash");
   }
   void stop() override {}  // the fixture kills every process when destroyed
-  std::string log_path() const override { return ""; }
+  std::vector<std::string> log_paths() const override {
+    std::vector<std::string> paths;
+    for (int i = 0; i < cluster_->size(); ++i) {  // <data_dir>.stderr.<start>, one per start
+      const std::filesystem::path data = cluster_->node(i).data_dir;
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(data.parent_path(), ec)) {
+        if (e.path().filename().string().rfind(data.filename().string() + ".stderr.", 0) == 0) {
+          paths.push_back(e.path().string());
+        }
+      }
+    }
+    for (int i = 0; i < cluster_->etcd().size(); ++i) paths.push_back(cluster_->etcd().log_path(i));
+    return paths;
+  }
 
  private:
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
