@@ -69,8 +69,9 @@ bool Nemesis::compatible(const Fault& a, const Fault& b) {
   const bool b_etcd = b.name.rfind("kill-etcd", 0) == 0;
   // A failed or full disk is healed by a restart with the fault cleared;
   // another crash's restart while it is still in place would fail.
-  const bool a_disk = a.name == "disk-eio" || a.name == "disk-full";
-  const bool b_disk = b.name == "disk-eio" || b.name == "disk-full";
+  // (disk-eio, disk-full, disk-eio-etcd, disk-full-etcd)
+  const bool a_disk = a.name.rfind("disk-", 0) == 0;
+  const bool b_disk = b.name.rfind("disk-", 0) == 0;
   return !(a_etcd && b_etcd) && !((a_disk || b_disk) && a.crash && b.crash);
 }
 
