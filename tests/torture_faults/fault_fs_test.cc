@@ -1,7 +1,8 @@
 // FAULT FILESYSTEM: a real `leasehold-fault-fs` mounted over a temp dir.
 // Without a fault it passes everything through to the backing directory
 // (both ways); each mode fails exactly its calls with its errno while reads
-// keep working; clearing the control file heals at the next call; SIGTERM
+// keep working; clearing the control file heals at the next call; a power
+// cut drops every byte not fsynced; SIGTERM
 // unmounts cleanly; a daemon killed with its auto_unmount helper leaves a
 // stale mount that the next start on that mount point replaces.
 #include <gtest/gtest.h>
@@ -175,6 +176,40 @@ TEST_F(FaultFsTest, EnospcFailsWritesAndFallocateUntilSpaceReturns) {
   EXPECT_EQ(::pwrite(fd, "c", 1, 2), 1);
   EXPECT_EQ(read_file(backing_ + "/h"), "abc");
   ::close(fd);
+}
+
+TEST_F(FaultFsTest, APowerCutDropsEveryByteNotFsyncedAndKeepsTheRest) {
+  const int a = open_with("a", "durable");   // synced
+  const int write_only = ::open((mount_ + "/a").c_str(), O_WRONLY | O_CLOEXEC);  // as etcd opens its WAL
+  EXPECT_EQ(::pwrite(write_only, "XX", 2, 0), 2) << std::strerror(errno);  // overwritten, not synced
+  ::close(write_only);
+  EXPECT_EQ(::pwrite(a, "tail", 4, 7), 4);    // appended, not synced
+  const int b = open_with("b", "0123456789");
+  EXPECT_EQ(::ftruncate(b, 3), 0);            // shrunk, not synced
+  const int c = open_with("c", "old");
+  EXPECT_EQ(::pwrite(c, "new", 3, 0), 3);
+  EXPECT_EQ(::fdatasync(c), 0);               // synced after the change: kept
+  const int d = ::open((mount_ + "/d").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  EXPECT_EQ(::write(d, "never synced", 12), 12);
+  for (int fd : {a, b, c, d}) ::close(fd);    // the process dies
+
+  auto report = fs_->cut_power();
+  ASSERT_TRUE(report) << report.status().to_string();
+  EXPECT_EQ(*report, "cut files 3 bytes " + std::to_string(2 + 4 + 7 + 12) + " errors 0");
+  EXPECT_EQ(read_file(backing_ + "/a"), "durable");
+  EXPECT_EQ(read_file(backing_ + "/b"), "0123456789");
+  EXPECT_EQ(read_file(backing_ + "/c"), "new");
+  EXPECT_TRUE(std::filesystem::exists(backing_ + "/d"));  // directory entries stay
+  EXPECT_EQ(read_file(backing_ + "/d"), "");
+  // Through the mount too (nothing stale in the kernel's caches).
+  EXPECT_EQ(read_file(mount_ + "/a"), "durable");
+  EXPECT_EQ(std::filesystem::file_size(mount_ + "/b"), 10u);
+  EXPECT_EQ(read_file(mount_ + "/b"), "0123456789");
+
+  // A second cut has nothing left to drop.
+  report = fs_->cut_power();
+  ASSERT_TRUE(report) << report.status().to_string();
+  EXPECT_EQ(*report, "cut files 0 bytes 0 errors 0");
 }
 
 TEST_F(FaultFsTest, SigtermUnmountsCleanly) {

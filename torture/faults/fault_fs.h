@@ -28,6 +28,15 @@
 //               nothing is synced
 //   enospc      write and fallocate fail with ENOSPC (a full disk)
 // Reads, lookups, renames, unlinks, mkdir work in every mode.
+//
+// Power cut: SIGUSR1 drops every byte written since each file's last
+// successful fsync/fdatasync (fault_fs_journal.h: the overwritten bytes
+// are restored, the file cut to its synced size) and appends a line
+// `cut files F bytes B errors E` to CONTROL.cut. Send it only while no
+// process uses the mount (after kill -9 of the one under test): the cut
+// changes the backing files under the kernel's page cache, which is
+// dropped at the next open (attributes are never cached). Directory
+// entries (create, rename, unlink) are not undone.
 #pragma once
 
 #include <sys/stat.h>

@@ -1,12 +1,16 @@
 // torture/faults/fault_fs_main.cc: `leasehold-fault-fs BACKING MOUNT CONTROL`
-// (fault_fs.h): mounts, serves until SIGTERM/SIGINT/SIGHUP, unmounts.
+// (fault_fs.h): mounts, serves until SIGTERM/SIGINT/SIGHUP, unmounts; a
+// power cut at each SIGUSR1.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "torture/faults/fault_fs_mounts.h"
@@ -58,6 +62,23 @@ int serve(Context& context, const std::string& mount) {
   return rc;
 }
 
+// Waits for SIGUSR1 (blocked in every thread) and cuts the power each
+// time: the journal's cut, then a line appended to `report`.
+void start_power_cut_thread(Journal& journal, const std::string& report) {
+  std::thread([&journal, report] {
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&usr1, &sig) != 0) continue;
+      const CutReport r = journal.cut();
+      std::ofstream(report, std::ios::app) << "cut files " << r.files << " bytes " << r.dropped << " errors "
+                                           << r.errors << "\n";
+    }
+  }).detach();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -76,7 +97,15 @@ int main(int argc, char** argv) {
   }
   ControlFile control(argv[3]);
   (void)control.current();  // report unknown words now
-  Context context{fd, &control};
+  static Journal journal;  // static: the power cut thread outlives main()
+  // SIGUSR1 blocked before libfuse starts its threads, so only the power
+  // cut thread takes it.
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
+  start_power_cut_thread(journal, std::string(argv[3]) + ".cut");
+  Context context{fd, &control, &journal};
   const int rc = serve(context, mount);
   ::close(fd);
   return rc;

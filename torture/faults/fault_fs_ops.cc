@@ -2,6 +2,7 @@
 #include "torture/faults/fault_fs_ops.h"
 
 #include <dirent.h>
+#include <linux/falloc.h>
 #include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@ namespace {
 Context& ctx() { return *static_cast<Context*>(fuse_get_context()->private_data); }
 int root() { return ctx().backing_fd; }
 Modes modes() { return ctx().control->current(); }
+Journal& journal() { return *ctx().journal; }
 
 // "/a/b" -> "a/b" relative to the backing fd; "/" -> ".".
 const char* rel(const char* path) { return path[1] == '\0' ? "." : path + 1; }
@@ -37,6 +39,7 @@ void* fs_init(fuse_conn_info* conn, fuse_config* cfg) {
   cfg->hard_remove = 1;   // so unlink really unlinks (no .fuse_hidden files)
   cfg->kernel_cache = 0;
   cfg->direct_io = 0;     // page cache on: shared mmap (bbolt) needs it
+  cfg->attr_timeout = 0;  // sizes from the backing file (a power cut shrinks files)
   conn->want &= ~static_cast<unsigned>(FUSE_CAP_WRITEBACK_CACHE);  // writes go through at once
   return fuse_get_context()->private_data;
 }
@@ -92,11 +95,11 @@ int fs_chown(const char* path, uid_t uid, gid_t gid, fuse_file_info* fi) {
 
 int fs_truncate(const char* path, off_t size, fuse_file_info* fi) {
   if (const int e = modes().truncate_error(); e != 0) return -e;
-  if (fi != nullptr) return result(::ftruncate(fd_of(fi), size));
-  const int fd = ::openat(root(), rel(path), O_WRONLY | O_CLOEXEC);
+  const int fd = fi != nullptr ? fd_of(fi) : ::openat(root(), rel(path), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return -errno;
-  const int rc = result(::ftruncate(fd, size));
-  ::close(fd);
+  int rc = journal().before_truncate(fd, size);
+  if (rc == 0) rc = result(::ftruncate(fd, size));
+  if (fi == nullptr) ::close(fd);
   return rc;
 }
 
@@ -109,8 +112,17 @@ int open_file(const char* path, int flags, mode_t mode, fuse_file_info* fi) {
   if ((flags & O_TRUNC) != 0) {
     if (const int e = modes().truncate_error(); e != 0) return -e;
   }
-  const int fd = ::openat(root(), rel(path), flags | O_CLOEXEC, mode);
+  // O_TRUNC as a journaled truncate after the open.
+  const int fd = ::openat(root(), rel(path), (flags & ~O_TRUNC) | O_CLOEXEC, mode);
   if (fd < 0) return -errno;
+  if ((flags & O_TRUNC) != 0) {
+    int rc = journal().before_truncate(fd, 0);
+    if (rc == 0) rc = result(::ftruncate(fd, 0));
+    if (rc != 0) {
+      ::close(fd);
+      return rc;
+    }
+  }
   fi->fh = static_cast<std::uint64_t>(fd);
   return 0;
 }
@@ -130,6 +142,7 @@ int fs_read(const char*, char* buf, size_t size, off_t off, fuse_file_info* fi) 
 
 int fs_write(const char*, const char* buf, size_t size, off_t off, fuse_file_info* fi) {
   if (const int e = modes().write_error(); e != 0) return -e;
+  if (const int rc = journal().before_write(fd_of(fi), off, size); rc != 0) return rc;
   const ssize_t n = ::pwrite(fd_of(fi), buf, size, off);
   return n < 0 ? -errno : static_cast<int>(n);
 }
@@ -143,7 +156,9 @@ int fs_release(const char*, fuse_file_info* fi) {
 
 int fs_fsync(const char*, int datasync, fuse_file_info* fi) {
   if (const int e = modes().fsync_error(); e != 0) return -e;
-  return result(datasync != 0 ? ::fdatasync(fd_of(fi)) : ::fsync(fd_of(fi)));
+  const int rc = result(datasync != 0 ? ::fdatasync(fd_of(fi)) : ::fsync(fd_of(fi)));
+  if (rc == 0) journal().synced(fd_of(fi));
+  return rc;
 }
 
 int fs_opendir(const char* path, fuse_file_info* fi) {
@@ -188,6 +203,9 @@ int fs_access(const char* path, int mask) { return result(::faccessat(root(), re
 
 int fs_fallocate(const char*, int mode, off_t off, off_t len, fuse_file_info* fi) {
   if (const int e = modes().write_error(); e != 0) return -e;
+  if ((mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) != 0) {
+    if (const int rc = journal().before_punch(fd_of(fi), off, len); rc != 0) return rc;
+  }
   return result(::fallocate(fd_of(fi), mode, off, len));
 }
 

@@ -16,12 +16,14 @@
 #include <fuse3/fuse.h>
 
 #include "torture/faults/fault_fs.h"
+#include "torture/faults/fault_fs_journal.h"
 
 namespace leasehold::torture::fault_fs {
 
 struct Context {
   int backing_fd = -1;       // O_DIRECTORY fd of BACKING, owned by main()
   ControlFile* control = nullptr;
+  Journal* journal = nullptr;  // every change recorded before it is made (the power cut)
 };
 
 const fuse_operations* operations();

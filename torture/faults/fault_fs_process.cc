@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -69,6 +70,25 @@ Status FaultFsProcess::set_faults(const std::string& words) {
   std::error_code ec;
   std::filesystem::rename(tmp, control_, ec);
   return ec ? Status(ErrorCode::kIoError, "cannot rename " + tmp + ": " + ec.message()) : Status();
+}
+
+Result<std::string> FaultFsProcess::cut_power() {
+  const std::string report = control_ + ".cut";
+  const auto lines = [&] {
+    const std::string text = testing::read_file(report);
+    return std::count(text.begin(), text.end(), '\n');
+  };
+  const auto before = lines();
+  process_.signal(SIGUSR1);
+  if (!testing::eventually([&] { return lines() > before; }, std::chrono::milliseconds(10'000))) {
+    return Status(ErrorCode::kUnavailable, "leasehold-fault-fs did not report a power cut on " + mount_);
+  }
+  const std::string text = testing::read_file(report);
+  const auto start = text.rfind('\n', text.size() - 2);
+  std::string last = text.substr(start == std::string::npos ? 0 : start + 1);
+  if (!last.empty() && last.back() == '\n') last.pop_back();
+  if (last.find(" errors 0") == std::string::npos) return Status(ErrorCode::kUnavailable, "power cut: " + last);
+  return last;
 }
 
 Status FaultFsProcess::stop() {

@@ -9,10 +9,14 @@
 // atomically ("" or "none": no fault; e.g. "eio-fsync"); it applies to the
 // next call on the mount. stop() sends SIGTERM, waits for a clean exit and
 // for the mount to go; if the daemon hangs it is killed and the mount
-// lazily detached. The destructor stops it.
+// lazily detached. The destructor stops it. cut_power() makes the daemon
+// drop everything not fsynced (SIGUSR1, fault_fs.h) and waits for its
+// report line ("cut files F bytes B errors E"); call it only while nothing
+// uses the mount.
 // Errors: start(): kIoError (cannot create a directory, spawn, or write
 // the control file), kUnavailable (not mounted within `timeout`: the
-// daemon's stderr is in the message). set_faults(): kIoError. stop():
+// daemon's stderr is in the message). set_faults(): kIoError.
+// cut_power(): kUnavailable (no report within 10 s, or errors in it). stop():
 // kUnavailable when the mount could not be removed.
 // Ownership: owns the daemon process; the directories are the caller's.
 // Thread-safety: one owner thread (the one that lives as long as the mount:
@@ -38,6 +42,7 @@ class FaultFsProcess {
   FaultFsProcess& operator=(const FaultFsProcess&) = delete;
 
   Status set_faults(const std::string& words);
+  Result<std::string> cut_power();
   Status stop();
   const std::string& mount() const { return mount_; }
   const std::string& backing() const { return backing_; }
