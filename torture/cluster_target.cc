@@ -21,9 +21,10 @@
 //                 (a minority), or one time in five every member from every
 //                 other (no majority), through the proxies on the links
 //                 between members (torture/etcd_peer_links.h)
-//   disk-eio-etcd, disk-full-etcd  one etcd member's disk fails or fills
-//                 (every member's data dir on a fault filesystem of its own:
-//                 torture/etcd_disk_faults.h)
+//   disk-eio-etcd, disk-full-etcd, power-cut-etcd  one etcd member's disk
+//                 fails or fills, or it is killed and loses what it had not
+//                 fsynced (every member's data dir on a fault filesystem of
+//                 its own: torture/etcd_disk_faults.h)
 #include <algorithm>
 #include <csignal>
 #include <cstdio>

@@ -12,7 +12,9 @@ namespace leasehold::torture {
 
 using std::chrono::milliseconds;
 
-bool is_etcd_disk_fault(const std::string& name) { return name == "disk-eio-etcd" || name == "disk-full-etcd"; }
+bool is_etcd_disk_fault(const std::string& name) {
+  return name == "disk-eio-etcd" || name == "disk-full-etcd" || name == "power-cut-etcd";
+}
 
 EtcdDisks::EtcdDisks() : dir_("etcd-disks") {
   if (const int n = fault_fs::sweep_stale(); n > 0) {
@@ -33,11 +35,21 @@ std::string EtcdDisks::route(int member) {
   return disks_[static_cast<std::size_t>(member)]->mount();
 }
 
+FaultFsProcess* EtcdDisks::disk(int member) {
+  const auto i = static_cast<std::size_t>(member);
+  return member >= 0 && i < disks_.size() ? disks_[i].get() : nullptr;
+}
+
 Status EtcdDisks::set_faults(int member, const std::string& words) {
-  if (member < 0 || static_cast<std::size_t>(member) >= disks_.size() || !disks_[static_cast<std::size_t>(member)]) {
-    return Status(ErrorCode::kInvalidArgument, "no fault filesystem for etcd member " + std::to_string(member));
-  }
-  return disks_[static_cast<std::size_t>(member)]->set_faults(words);
+  FaultFsProcess* d = disk(member);
+  if (d == nullptr) return Status(ErrorCode::kInvalidArgument, "no fault filesystem for etcd member " + std::to_string(member));
+  return d->set_faults(words);
+}
+
+Result<std::string> EtcdDisks::cut_power(int member) {
+  FaultFsProcess* d = disk(member);
+  if (d == nullptr) return Status(ErrorCode::kInvalidArgument, "no fault filesystem for etcd member " + std::to_string(member));
+  return d->cut_power();
 }
 
 void add_etcd_disk_faults(const RunConfig& c, Nemesis& nemesis, EtcdDisks& disks, testing::EtcdCluster& etcd,
@@ -66,6 +78,24 @@ void add_etcd_disk_faults(const RunConfig& c, Nemesis& nemesis, EtcdDisks& disks
   };
   add("disk-eio-etcd", [pick] { return pick(2) == 0 ? std::string("eio-fsync") : std::string("eio-write"); });
   add("disk-full-etcd", [] { return std::string("enospc"); });
+  if (wants_fault(c, "power-cut-etcd")) {
+    auto cut_victim = std::make_shared<int>(-1);
+    nemesis.add({"power-cut-etcd",
+                 [&disks, &etcd, cut_victim, pick] {
+                   *cut_victim = pick(etcd.size());
+                   etcd.kill(*cut_victim);  // SIGKILL and reap: nothing uses the disk now
+                   auto report = disks.cut_power(*cut_victim);
+                   if (!report) return report.status();
+                   std::fprintf(stderr, "torture: etcd member %d power cut: %s\n", *cut_victim, report->c_str());
+                   return Status();
+                 },
+                 [&etcd, cut_victim] {
+                   const int i = *cut_victim;
+                   *cut_victim = -1;
+                   return i < 0 ? Status() : etcd.restart(i);
+                 },
+                 milliseconds(500), milliseconds(3000), true});
+  }
 }
 
 }  // namespace leasehold::torture

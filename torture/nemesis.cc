@@ -65,8 +65,8 @@ void Nemesis::run(std::stop_token stop) {
 
 bool Nemesis::compatible(const Fault& a, const Fault& b) {
   // Two faults that kill etcd members share their victims' bookkeeping.
-  const bool a_etcd = a.name.rfind("kill-etcd", 0) == 0;
-  const bool b_etcd = b.name.rfind("kill-etcd", 0) == 0;
+  const bool a_etcd = a.name.rfind("kill-etcd", 0) == 0 || a.name == "power-cut-etcd";
+  const bool b_etcd = b.name.rfind("kill-etcd", 0) == 0 || b.name == "power-cut-etcd";
   // A failed or full disk is healed by a restart with the fault cleared;
   // another crash's restart while it is still in place would fail.
   // (disk-eio, disk-full, disk-eio-etcd, disk-full-etcd)
