@@ -35,6 +35,12 @@ std::string EtcdDisks::route(int member) {
   return disks_[static_cast<std::size_t>(member)]->mount();
 }
 
+namespace {
+Status no_disk(int member) {
+  return Status(ErrorCode::kInvalidArgument, "no fault filesystem for etcd member " + std::to_string(member));
+}
+}  // namespace
+
 FaultFsProcess* EtcdDisks::disk(int member) {
   const auto i = static_cast<std::size_t>(member);
   return member >= 0 && i < disks_.size() ? disks_[i].get() : nullptr;
@@ -42,13 +48,13 @@ FaultFsProcess* EtcdDisks::disk(int member) {
 
 Status EtcdDisks::set_faults(int member, const std::string& words) {
   FaultFsProcess* d = disk(member);
-  if (d == nullptr) return Status(ErrorCode::kInvalidArgument, "no fault filesystem for etcd member " + std::to_string(member));
+  if (d == nullptr) return no_disk(member);
   return d->set_faults(words);
 }
 
 Result<std::string> EtcdDisks::cut_power(int member) {
   FaultFsProcess* d = disk(member);
-  if (d == nullptr) return Status(ErrorCode::kInvalidArgument, "no fault filesystem for etcd member " + std::to_string(member));
+  if (d == nullptr) return no_disk(member);
   return d->cut_power();
 }
 

@@ -44,7 +44,9 @@ Modes ControlFile::current() {
   }
   std::string unknown;
   modes_ = parse_modes(text, &unknown);
-  if (!unknown.empty()) std::fprintf(stderr, "%s: %s: unknown words ignored: %s\n", kFsName, path_.c_str(), unknown.c_str());
+  if (!unknown.empty()) {
+    std::fprintf(stderr, "%s: %s: unknown words ignored: %s\n", kFsName, path_.c_str(), unknown.c_str());
+  }
   key_ = key;
   loaded_ = true;
   return modes_;
