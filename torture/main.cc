@@ -167,7 +167,8 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
                                                    "kill-lose-log", "power-cut",   "disk-eio",           "disk-full",
                                                    "partition",     "one-way-loss", "slow-link",         "none",
                                                    "partition-node-etcd", "one-way-loss-node-etcd",
-                                                   "slow-link-node-etcd", "partition-etcd", "disk-eio-etcd", "disk-full-etcd", "power-cut-etcd"};
+                                                   "slow-link-node-etcd", "partition-etcd",
+                                                   "disk-eio-etcd", "disk-full-etcd", "power-cut-etcd"};
     if (std::find(known.begin(), known.end(), fault) == known.end()) {
       usage("unknown fault " + fault);
     }
