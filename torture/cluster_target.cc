@@ -21,6 +21,10 @@
 //                 (a minority), or one time in five every member from every
 //                 other (no majority), through the proxies on the links
 //                 between members (torture/etcd_peer_links.h)
+//   disk-eio-etcd, disk-full-etcd, power-cut-etcd  one etcd member's disk
+//                 fails or fills, or it is killed and loses what it had not
+//                 fsynced (every member's data dir on a fault filesystem of
+//                 its own: torture/etcd_disk_faults.h)
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -32,6 +36,7 @@
 #include "tests/cluster/cluster_fixture.h"
 #include "tests/support/eventually.h"
 #include "torture/cluster_links.h"
+#include "torture/etcd_disk_faults.h"
 #include "torture/etcd_peer_links.h"
 #include "torture/faults/fault_proxy.h"
 #include "torture/target.h"
@@ -44,8 +49,10 @@ using std::chrono::milliseconds;
 class ClusterTarget final : public Target {
  public:
   ClusterTarget(std::unique_ptr<testing::LeaseholdCluster> cluster, std::uint64_t seed,
-                std::shared_ptr<ClusterLinks> links, std::shared_ptr<EtcdPeerLinks> peer_links)
-      : cluster_(std::move(cluster)),
+                std::shared_ptr<ClusterLinks> links, std::shared_ptr<EtcdPeerLinks> peer_links,
+                std::shared_ptr<EtcdDisks> disks)
+      : disks_(std::move(disks)),
+        cluster_(std::move(cluster)),
         rng_(seed ^ 0xc2b2ae35ULL),
         links_(std::move(links)),
         peer_links_(std::move(peer_links)) {}
@@ -141,6 +148,7 @@ class ClusterTarget final : public Target {
                    },
                    milliseconds(1000), milliseconds(4000), false});
     }
+    if (disks_) add_etcd_disk_faults(c, nemesis, *disks_, cl.etcd(), [this](int n) { return pick(n); });
   }
 
   Status crash_and_recover() override {
@@ -196,6 +204,7 @@ class ClusterTarget final : public Target {
     return {};
   }
 
+  std::shared_ptr<EtcdDisks> disks_;  // first: unmounted after etcd died; null without etcd disk faults
   std::unique_ptr<testing::LeaseholdCluster> cluster_;
   std::mt19937_64 rng_;
   // Each fault keeps its own victims, so that two faults can overlap.
@@ -227,13 +236,18 @@ Result<std::unique_ptr<Target>> make_cluster_target(const RunConfig& c, int etcd
     peer_links = std::make_shared<EtcdPeerLinks>(etcd_members);
     etcd_options.peer_route = [peer_links](int member, std::uint16_t port) { return peer_links->route(member, port); };
   }
+  std::shared_ptr<EtcdDisks> disks;
+  if (std::any_of(c.faults.begin(), c.faults.end(), is_etcd_disk_fault)) {
+    disks = std::make_shared<EtcdDisks>();
+    etcd_options.data_dir_route = [disks](int member, const std::string&) { return disks->route(member); };
+  }
   auto cluster = testing::LeaseholdCluster::start_with(etcd_options, 3, c.extra_server_flags, before_nodes, per_node);
   if (!cluster) return Status(ErrorCode::kUnavailable, "the cluster did not start (see stderr)");
   if (!links->complete(cluster->size())) return Status(ErrorCode::kIoError, "a fault proxy did not start");
   if (cluster->wait_primary(testing::scaled(milliseconds(30'000))) < 0) {
     return Status(ErrorCode::kUnavailable, "the cluster elected no primary");
   }
-  return std::unique_ptr<Target>(std::make_unique<ClusterTarget>(std::move(cluster), c.seed, links, peer_links));
+  return std::unique_ptr<Target>(std::make_unique<ClusterTarget>(std::move(cluster), c.seed, links, peer_links, disks));
 }
 
 }  // namespace leasehold::torture

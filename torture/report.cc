@@ -99,7 +99,8 @@ const std::vector<std::string>& known_fault_kinds() {
       "clock-wall",    "kill-etcd",           "kill-etcd-majority",     "pause-etcd",
       "kill-lose-log", "power-cut",           "disk-eio",               "disk-full",
       "partition",     "one-way-loss",        "slow-link",              "none",
-      "partition-node-etcd", "one-way-loss-node-etcd", "slow-link-node-etcd", "partition-etcd"};
+      "partition-node-etcd", "one-way-loss-node-etcd", "slow-link-node-etcd", "partition-etcd",
+      "disk-eio-etcd", "disk-full-etcd", "power-cut-etcd"};
   return kinds;
 }
 
