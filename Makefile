@@ -19,8 +19,8 @@ RUNS       ?= 10
 TORTURE_SECONDS ?= 30
 TORTURE_SEED    ?= random
 TORTURE_MODE    ?= mixed
-TORTURE_SUMMARY ?= $(BUILD)/torture/summary.jsonl
-TORTURE_FAULTS  ?= kill,kill-standby,pause-server,pause-client,clock-wall,kill-etcd,kill-etcd-majority,pause-etcd,power-cut,disk-eio,disk-full,partition,one-way-loss,slow-link,partition-node-etcd,one-way-loss-node-etcd,slow-link-node-etcd,partition-etcd
+TORTURE_SUMMARY ?= docs/reliability/runs.jsonl
+TORTURE_FAULTS  ?= kill,kill-standby,pause-server,pause-client,clock-wall,kill-etcd,kill-etcd-majority,pause-etcd,power-cut,disk-eio,disk-full,partition,one-way-loss,slow-link,partition-node-etcd,one-way-loss-node-etcd,slow-link-node-etcd,partition-etcd,one-way-etcd,disk-eio-etcd,disk-full-etcd,power-cut-etcd
 # ccache: hits across clones in other folders (CI builds a fresh clone).
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
@@ -101,15 +101,16 @@ bench: build
 
 # Long torture runs (docs/torture.md): seeds TORTURE_SEED, TORTURE_SEED+1, ...;
 # failing histories are kept under $(BUILD)/torture/failures/ with their seed.
-# Each run appends a line to TORTURE_SUMMARY; the report covers every run in
-# it (delete it to start over).
+# Each run appends a line to TORTURE_SUMMARY (kept in the repository, so the
+# record grows across clones); the report covers every run in it, plus the
+# hand-kept notes on earlier batches.
 torture: deps-test
 	@cmake -S . -B $(BUILD) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DLEASEHOLD_BUILD_TESTS=ON -DLEASEHOLD_BUILD_BENCH=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) --target leasehold leasehold-torture
 	./$(BUILD)/torture/leasehold-torture run --runs $(RUNS) --seed $(TORTURE_SEED) --seconds $(TORTURE_SECONDS) \
 	  --mode $(TORTURE_MODE) --clock random --faults $(TORTURE_FAULTS) --summary $(TORTURE_SUMMARY)
-	./$(BUILD)/torture/leasehold-torture report --out docs/RELIABILITY.md $(TORTURE_SUMMARY)
+	./$(BUILD)/torture/leasehold-torture report --out docs/RELIABILITY.md --notes docs/reliability/notes.md $(TORTURE_SUMMARY)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -38,6 +38,8 @@ test_packages=(
   zsh
   # the torture suite's clock faults (docs/torture.md)
   faketime libfaketime
+  # the torture suite's fault filesystem under etcd's data dirs (docs/faults.md)
+  fuse3 libfuse3-dev
 )
 
 case $set_name in

@@ -4,6 +4,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -28,8 +29,12 @@ Status PreciseTimer::open(uv_loop_t* loop, std::function<void()> on_fire) {
 
 void PreciseTimer::arm(std::chrono::nanoseconds delay) {
   if (!open_) return;
-  // it_value 0 would disarm: the earliest expiry is 1 ns.
-  const std::int64_t ns = delay.count() > 0 ? delay.count() : 1;
+  // it_value 0 would disarm, so a due deadline gets the earliest expiry:
+  // 1 us, not 1 ns, because an interposed clock (libfaketime's rate mode,
+  // the torture suite's rate:X clock) scales a relative value by 1/rate and
+  // 1 ns x 1/1.005 truncates to 0: the timer never fired again.
+  constexpr std::int64_t kEarliestNs = 1'000;
+  const std::int64_t ns = std::max<std::int64_t>(delay.count(), kEarliestNs);
   itimerspec spec{};
   spec.it_value.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
   spec.it_value.tv_nsec = static_cast<long>(ns % 1'000'000'000);

@@ -31,7 +31,7 @@ class PreciseTimer {
   ~PreciseTimer() = default;
 
   Status open(uv_loop_t* loop, std::function<void()> on_fire);
-  // Fires once after `delay` (<= 0: at the next loop iteration).
+  // Fires once after `delay` (at least 1 us; <= 0: as soon as the loop polls).
   void arm(std::chrono::nanoseconds delay);
   void disarm();
   void close();

@@ -21,6 +21,10 @@
 //                 (a minority), or one time in five every member from every
 //                 other (no majority), through the proxies on the links
 //                 between members (torture/etcd_peer_links.h)
+//   disk-eio-etcd, disk-full-etcd, power-cut-etcd  one etcd member's disk
+//                 fails or fills, or it is killed and loses what it had not
+//                 fsynced (every member's data dir on a fault filesystem of
+//                 its own: torture/etcd_disk_faults.h)
 //   disk-eio, disk-full  one node's disk fails or fills up, healed by a
 //                 crash (torture/cluster_disk_faults.h)
 //   one-way-etcd  (3-member etcd) every byte from one member to another lost
@@ -28,6 +32,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <vector>
@@ -36,6 +41,7 @@
 #include "tests/support/eventually.h"
 #include "torture/cluster_disk_faults.h"
 #include "torture/cluster_links.h"
+#include "torture/etcd_disk_faults.h"
 #include "torture/etcd_one_way_fault.h"
 #include "torture/etcd_peer_links.h"
 #include "torture/faults/fault_proxy.h"
@@ -50,8 +56,9 @@ class ClusterTarget final : public Target {
  public:
   ClusterTarget(std::unique_ptr<testing::LeaseholdCluster> cluster, std::uint64_t seed,
                 std::shared_ptr<ClusterLinks> links, std::shared_ptr<EtcdPeerLinks> peer_links,
-                std::shared_ptr<ClusterDiskFaults> disk)
-      : cluster_(std::move(cluster)),
+                std::shared_ptr<EtcdDisks> disks, std::shared_ptr<ClusterDiskFaults> disk)
+      : disks_(std::move(disks)),
+        cluster_(std::move(cluster)),
         rng_(seed ^ 0xc2b2ae35ULL),
         links_(std::move(links)),
         peer_links_(std::move(peer_links)),
@@ -148,6 +155,7 @@ class ClusterTarget final : public Target {
                    },
                    milliseconds(1000), milliseconds(4000), false});
     }
+    if (disks_) add_etcd_disk_faults(c, nemesis, *disks_, cl.etcd(), [this](int n) { return pick(n); });
     if (wants_fault(c, "one-way-etcd") && peer_links_) {
       nemesis.add(one_way_etcd_fault(
           peer_links_, [this] { return cluster_->etcd().leader(milliseconds(2000)); }, c.seed,
@@ -162,7 +170,20 @@ class ClusterTarget final : public Target {
     return primary() >= 0 ? Status() : Status(ErrorCode::kUnavailable, "no primary after the final crash");
   }
   void stop() override {}  // the fixture kills every process when destroyed
-  std::string log_path() const override { return ""; }
+  std::vector<std::string> log_paths() const override {
+    std::vector<std::string> paths;
+    for (int i = 0; i < cluster_->size(); ++i) {  // <data_dir>.stderr.<start>, one per start
+      const std::filesystem::path data = cluster_->node(i).data_dir;
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(data.parent_path(), ec)) {
+        if (e.path().filename().string().rfind(data.filename().string() + ".stderr.", 0) == 0) {
+          paths.push_back(e.path().string());
+        }
+      }
+    }
+    for (int i = 0; i < cluster_->etcd().size(); ++i) paths.push_back(cluster_->etcd().log_path(i));
+    return paths;
+  }
 
  private:
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
@@ -196,6 +217,7 @@ class ClusterTarget final : public Target {
     return {};
   }
 
+  std::shared_ptr<EtcdDisks> disks_;  // first: unmounted after etcd died; null without etcd disk faults
   std::unique_ptr<testing::LeaseholdCluster> cluster_;
   std::mt19937_64 rng_;
   // Each fault keeps its own victims, so that two faults can overlap.
@@ -233,13 +255,19 @@ Result<std::unique_ptr<Target>> make_cluster_target(const RunConfig& c, int etcd
     peer_links = std::make_shared<EtcdPeerLinks>(etcd_members);
     etcd_options.peer_route = [peer_links](int member, std::uint16_t port) { return peer_links->route(member, port); };
   }
+  std::shared_ptr<EtcdDisks> disks;
+  if (std::any_of(c.faults.begin(), c.faults.end(), is_etcd_disk_fault)) {
+    disks = std::make_shared<EtcdDisks>();
+    etcd_options.data_dir_route = [disks](int member, const std::string&) { return disks->route(member); };
+  }
   auto cluster = testing::LeaseholdCluster::start_with(etcd_options, 3, c.extra_server_flags, before_nodes, per_node);
   if (!cluster) return Status(ErrorCode::kUnavailable, "the cluster did not start (see stderr)");
   if (!links->complete(cluster->size())) return Status(ErrorCode::kIoError, "a fault proxy did not start");
   if (cluster->wait_primary(testing::scaled(milliseconds(30'000))) < 0) {
     return Status(ErrorCode::kUnavailable, "the cluster elected no primary");
   }
-  return std::unique_ptr<Target>(std::make_unique<ClusterTarget>(std::move(cluster), c.seed, links, peer_links, disk));
+  return std::unique_ptr<Target>(
+      std::make_unique<ClusterTarget>(std::move(cluster), c.seed, links, peer_links, disks, disk));
 }
 
 }  // namespace leasehold::torture

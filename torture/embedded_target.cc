@@ -87,7 +87,7 @@ class EmbeddedTarget final : public Target {
     return server_.restart();
   }
   void stop() override { server_.stop(); }
-  std::string log_path() const override { return log_; }
+  std::vector<std::string> log_paths() const override { return {log_}; }
 
  private:
   // The disk faults (disk_faults.h). A disk that failed (EIO) or filled up

@@ -1,6 +1,7 @@
 // torture/final_checks.cc: see final_checks.h.
 #include "torture/final_checks.h"
 
+#include <sstream>
 #include <thread>
 
 #include "client/client_core.h"
@@ -20,6 +21,39 @@ Op record(const std::string& kind, const std::string& key) {
   op.key = key;
   op.inv = now_ns();
   return op;
+}
+
+// A reply as one line (nested replies in brackets), for a failure's record.
+std::string flatten(const resp::Value& v) {
+  if (v.type == resp::Type::kInteger) return std::to_string(v.integer);
+  if (v.elements.empty()) return v.type == resp::Type::kNull ? "(nil)" : v.str;
+  std::string out = "[";
+  for (const resp::Value& e : v.elements) out += (out.size() > 1 ? " " : "") + flatten(e);
+  return out + "]";
+}
+
+// What the server says about a lock a liveness acquire did not get: its
+// holders and waiters (LOCK.INFO) and the answering node's role, sessions,
+// armed session timers and pending proposals (INFO), so that a kept failing
+// history shows whether a holder's session outlived its TTL unarmed.
+std::string diagnose(client::Client& c, const std::string& name) {
+  client::detail::CallSpec spec;
+  spec.deadline = Clock::now() + Millis(3000);
+  spec.retry = client::detail::Retry::kIfNotSent;
+  std::string out = "LOCK.INFO ";
+  auto lock = c.core().call({"LOCK.INFO", name}, spec);
+  out += lock ? flatten(*lock) : lock.status().to_string();
+  auto info = c.core().call({"INFO"}, spec);
+  if (!info) return out + "; INFO " + info.status().to_string();
+  std::istringstream lines(info->str);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    for (const char* field : {"role:", "listen:", "applied_index:", "pending_proposals:", "sessions:", "timed_sessions:",
+                              "locks:", "waiters:", "node_failure:", "parked_waits:"}) {
+      if (line.rfind(field, 0) == 0) out += "; " + line;
+    }
+  }
+  return out;
 }
 
 void lock_liveness(client::Client& c, std::uint64_t session, const std::string& name, client::LockMode mode,
@@ -47,7 +81,7 @@ void lock_liveness(client::Client& c, std::uint64_t session, const std::string& 
   } else {
     acq.out = r ? Outcome::kFail : Outcome::kUnknown;
     live.out = Outcome::kFail;
-    live.aux = r ? "not granted" : r.status().to_string();
+    live.aux = (r ? std::string("not granted") : r.status().to_string()) + " | " + diagnose(c, name);
     history.write(acq);
   }
   history.write(live);

@@ -6,7 +6,7 @@
 //                         [--keep-history] [--report FILE] [--summary FILE] [--expect-violation]
 //                         [--expect-fault KIND]...
 //   leasehold-torture check FILE...        re-checks kept histories
-//   leasehold-torture report --out FILE SUMMARY...   one report from `run --summary` files
+//   leasehold-torture report --out FILE [--notes FILE] SUMMARY...   one report from `run --summary` files
 //   leasehold-torture worker ...           one workload process (spawned by `run`)
 // Exit codes: 0 no violation (with --expect-violation: at least one), 1
 // violations or a run without a fault named by --expect-fault (counted by
@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -102,13 +103,20 @@ int check_main(const std::vector<std::string>& files) {
 
 int report_main(const std::vector<std::string>& args, const std::string& command) {
   Totals totals;
-  std::string out_path;
+  std::string out_path, notes_path;
   std::vector<std::string> files;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--out" && i + 1 < args.size()) out_path = args[++i];
+    else if (args[i] == "--notes" && i + 1 < args.size()) notes_path = args[++i];
     else files.push_back(args[i]);
   }
   if (files.empty() || out_path.empty()) usage("report wants --out FILE and summary files");
+  std::string notes;
+  if (!notes_path.empty()) {
+    std::ifstream in(notes_path);
+    if (!in) usage("cannot read " + notes_path);
+    notes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
   for (const auto& f : files) {
     std::ifstream in(f);
     if (!in) usage("cannot read " + f);
@@ -118,7 +126,7 @@ int report_main(const std::vector<std::string>& args, const std::string& command
     }
   }
   std::ofstream out(out_path, std::ios::trunc);
-  out << render_markdown(totals, command);
+  out << render_markdown(totals, command, notes);
   std::printf("torture: report of %d runs written to %s\n", totals.runs, out_path.c_str());
   return out ? 0 : 2;
 }
@@ -162,12 +170,7 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
     else usage("unknown flag " + f);
   }
   for (const auto& fault : c.faults) {
-    static const std::vector<std::string> known = {"kill",       "kill-standby", "pause-server",       "pause-client",
-                                                   "clock-wall", "kill-etcd",    "kill-etcd-majority", "pause-etcd",
-                                                   "kill-lose-log", "power-cut",   "disk-eio",           "disk-full",
-                                                   "partition",     "one-way-loss", "slow-link",         "none",
-                                                   "partition-node-etcd", "one-way-loss-node-etcd",
-                                                   "slow-link-node-etcd", "partition-etcd", "one-way-etcd"};
+    const auto& known = known_fault_kinds();
     if (std::find(known.begin(), known.end(), fault) == known.end()) {
       usage("unknown fault " + fault);
     }

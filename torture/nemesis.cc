@@ -65,12 +65,13 @@ void Nemesis::run(std::stop_token stop) {
 
 bool Nemesis::compatible(const Fault& a, const Fault& b) {
   // Two faults that kill etcd members share their victims' bookkeeping.
-  const bool a_etcd = a.name.rfind("kill-etcd", 0) == 0;
-  const bool b_etcd = b.name.rfind("kill-etcd", 0) == 0;
+  const bool a_etcd = a.name.rfind("kill-etcd", 0) == 0 || a.name == "power-cut-etcd";
+  const bool b_etcd = b.name.rfind("kill-etcd", 0) == 0 || b.name == "power-cut-etcd";
   // A failed or full disk is healed by a restart with the fault cleared;
   // another crash's restart while it is still in place would fail.
-  const bool a_disk = a.name == "disk-eio" || a.name == "disk-full";
-  const bool b_disk = b.name == "disk-eio" || b.name == "disk-full";
+  // (disk-eio, disk-full, disk-eio-etcd, disk-full-etcd)
+  const bool a_disk = a.name.rfind("disk-", 0) == 0;
+  const bool b_disk = b.name.rfind("disk-", 0) == 0;
   return !(a_etcd && b_etcd) && !((a_disk || b_disk) && a.crash && b.crash);
 }
 

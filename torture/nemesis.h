@@ -9,7 +9,7 @@
 // run() loops until its stop_token is requested: a random gap, then one
 // fault chosen uniformly among those added (one time in three, two
 // different ones at once, counted under "(combined)"; never two etcd kills,
-// nor disk-eio/disk-full with another crash), held for a random
+// nor a disk-* fault with another crash), held for a random
 // duration in [min_hold, max_hold] (the longer of the two), then healed
 // (in reverse order). A kind's inject/heal must tolerate another kind
 // being in place (e.g. SIGCONT of a killed server is harmless). Each fault becomes one history record

@@ -20,6 +20,7 @@ struct Totals {
   std::map<std::string, int> runs_by_mode;      // embedded, ...
   std::map<std::string, int> runs_by_clock;     // none, wall, rate:1.005 ...
   std::map<std::string, int> faults;            // by kind
+  std::map<std::string, std::map<std::string, int>> faults_by_mode;  // mode -> kind -> injected
   std::map<std::string, int> violations_by_mode;
   std::map<std::string, int> violations_by_check;
   std::vector<std::string> failures;            // "seed N (mode): first violation; history path"
@@ -41,8 +42,13 @@ std::string start_error_line(const std::string& mode, std::uint64_t seed, const 
 // Adds one summary line; kInvalidArgument when it is not one.
 Status add_summary_line(Totals& totals, std::string_view line);
 
-// The report: what ran, the table, the failing seeds. `command` is the
-// command line that produced it.
-std::string render_markdown(const Totals& totals, const std::string& command);
+// Every fault kind `run --faults` accepts, in the order the docs list them.
+const std::vector<std::string>& known_fault_kinds();
+
+// The report: what ran, the tables (faults by kind and mode; the kinds
+// never injected are named), the failing seeds. `command` is the command
+// line that produced it; `notes` (markdown, may be empty) is appended
+// verbatim under "Notes" (e.g. batches run before per-run records were kept).
+std::string render_markdown(const Totals& totals, const std::string& command, const std::string& notes = "");
 
 }  // namespace leasehold::torture

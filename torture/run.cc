@@ -204,9 +204,9 @@ Result<RunResult> run_once(const RunConfig& c) {
     out << "{\"op\":\"meta\",\"p\":-1,\"key\":\"\",\"inv\":0,\"cmp\":0,\"out\":\"ok\",\"token\":0,\"aux\":\"seed "
         << c.seed << " clock " << c.clock << " seconds " << c.seconds << " workers " << c.workers << "\"}\n";
     for (const Op& op : history) out << to_json(op) << "\n";
-    std::error_code ignored;  // the server may have written nothing
-    if (!target.log_path().empty()) {
-      std::filesystem::copy_file(target.log_path(), result.history_path + ".server.stderr",
+    for (const std::string& log : target.log_paths()) {  // e.g. <history>.server.stderr, <history>.node0.stderr.2
+      std::error_code ignored;  // a process may have written nothing
+      std::filesystem::copy_file(log, result.history_path + "." + std::filesystem::path(log).filename().string(),
                                  std::filesystem::copy_options::overwrite_existing, ignored);
     }
   }

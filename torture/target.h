@@ -35,8 +35,10 @@ class Target {
   virtual void add_faults(const RunConfig& config, Nemesis& nemesis) = 0;
   virtual Status crash_and_recover() = 0;
   virtual void stop() = 0;
-  // A file worth keeping next to a failing history ("" if none).
-  virtual std::string log_path() const = 0;
+  // The process logs worth keeping next to a failing history (the server's;
+  // in cluster mode every node's, one file per start, and every etcd
+  // member's). Files that do not exist are skipped by the caller.
+  virtual std::vector<std::string> log_paths() const = 0;
 };
 
 using Env = std::vector<std::pair<std::string, std::string>>;

@@ -82,6 +82,9 @@ Result<std::unique_ptr<EtcdCluster>> EtcdCluster::start(const EtcdClusterOptions
       return Status(ErrorCode::kIoError, "etcd test cluster: no free port");
     }
     if (m.advertised_peer_port == 0) return Status(ErrorCode::kIoError, "etcd test cluster: no peer route");
+    const std::string default_dir = cluster->dir_.file(m.name + ".data");
+    m.data_dir = options.data_dir_route ? options.data_dir_route(i, default_dir) : default_dir;
+    if (m.data_dir.empty()) return Status(ErrorCode::kIoError, "etcd test cluster: no data dir for member " + m.name);
     cluster->members_.push_back(std::move(m));
   }
   for (int i = 0; i < options.members; ++i) {
@@ -130,7 +133,7 @@ std::vector<std::string> EtcdCluster::argv(int i) const {
   const std::vector<std::string> etcd_args = {
       etcd_binary(),
       "--name", m.name,
-      "--data-dir", dir_.file(m.name + ".data"),
+      "--data-dir", m.data_dir,
       "--listen-client-urls", client_url,
       "--advertise-client-urls", client_url,
       "--listen-peer-urls", peer_url,
@@ -240,6 +243,7 @@ Result<std::string> EtcdCluster::etcdctl(const std::vector<std::string>& args, c
   spawn_options.env = {{"ETCDCTL_API", "3"}};
   spawn_options.stdout_path = dir_.file("etcdctl.out");
   spawn_options.stderr_path = spawn_options.stdout_path;
+  ::unlink(spawn_options.stdout_path.c_str());  // Subprocess appends: only this call's output
   auto process = Subprocess::spawn(argv, spawn_options);
   if (!process) return process.status();
   const std::optional<int> code = process->wait(std::chrono::seconds(60));

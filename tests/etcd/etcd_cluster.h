@@ -68,6 +68,11 @@ struct EtcdClusterOptions {
   // Called once per member, in order, in start() before any member runs;
   // unset: the member's own peer port. 0 fails start() (kIoError).
   std::function<std::uint16_t(int member, std::uint16_t peer_port)> peer_route = {};
+  // Where member i keeps its data (e.g. on a mount of the torture suite's
+  // fault filesystem), given the default: a directory in the cluster's temp
+  // dir. Called once per member, in order, in start() before any member
+  // runs; unset: the default. "" fails start() (kIoError).
+  std::function<std::string(int member, const std::string& default_dir)> data_dir_route = {};
 };
 
 class EtcdCluster {
@@ -122,6 +127,7 @@ class EtcdCluster {
     std::uint16_t peer_port = 0;
     std::uint16_t advertised_peer_port = 0;  // peer_port, or options.peer_route's
     std::uint16_t metrics_port = 0;  // TLS clusters: plain /health
+    std::string data_dir;            // the default, or options.data_dir_route's
     Subprocess process;
   };
   explicit EtcdCluster(const EtcdClusterOptions& options);

@@ -1,0 +1,68 @@
+// tests/torture/report_test.cc: the report of many runs (torture/report.h):
+// a run's summary line read back gives the same totals, and the markdown
+// names each fault by mode, the kinds never injected, failing seeds and notes.
+#include <gtest/gtest.h>
+
+#include "torture/report.h"
+
+namespace leasehold::torture {
+namespace {
+
+RunResult run_with(std::uint64_t seed, std::map<std::string, int> faults, std::size_t ops) {
+  RunResult r;
+  r.seed = seed;
+  r.clock = "none";
+  r.ops = ops;
+  r.faults = std::move(faults);
+  return r;
+}
+
+TEST(TortureReport, SummaryLinesGiveTheSameTotalsAsTheRuns) {
+  const RunResult a = run_with(7, {{"kill", 2}, {"partition", 1}}, 100);
+  RunResult b = run_with(8, {{"kill-primary", 1}, {"kill-standby:error", 1}}, 50);
+  b.violations.push_back({"fencing", "x0: token 3 after 5"});
+  Totals direct;
+  direct.add("embedded", a);
+  direct.add("cluster-1etcd", b);
+  Totals read;
+  ASSERT_TRUE(add_summary_line(read, summary_line("embedded", a, 12.5)));
+  ASSERT_TRUE(add_summary_line(read, summary_line("cluster-1etcd", b, 20.0)));
+  EXPECT_EQ(read.runs, direct.runs);
+  EXPECT_EQ(read.ops, direct.ops);
+  EXPECT_EQ(read.faults, direct.faults);
+  EXPECT_EQ(read.faults_by_mode, direct.faults_by_mode);
+  EXPECT_EQ(read.violations_by_mode, direct.violations_by_mode);
+  EXPECT_EQ(read.violations_by_check, direct.violations_by_check);
+  EXPECT_DOUBLE_EQ(read.seconds, 32.5);
+}
+
+TEST(TortureReport, MarkdownShowsFaultsByModeAndTheKindsNeverInjected) {
+  Totals t;
+  ASSERT_TRUE(add_summary_line(t, summary_line("embedded", run_with(1, {{"kill", 3}}, 10), 1)));
+  ASSERT_TRUE(add_summary_line(t, summary_line("cluster-3etcd", run_with(2, {{"kill-primary", 2}, {"pause-primary", 1}}, 10), 1)));
+  ASSERT_TRUE(add_summary_line(t, start_error_line("cluster-1etcd", 3, "unavailable: no primary")));
+  const std::string md = render_markdown(t, "leasehold-torture report", "Earlier: 294 runs.\n");
+  EXPECT_NE(md.find("| kill | 3 | 3 | 0 | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| kill-primary | 2 | 0 | 0 | 2 |"), std::string::npos) << md;
+  // kill and pause-server were injected (pause-primary is pause-server in a cluster); partition was not.
+  const auto never = md.find("Fault kinds never injected");
+  ASSERT_NE(never, std::string::npos) << md;
+  const std::string never_line = md.substr(never, md.find('\n', never) - never);
+  EXPECT_NE(never_line.find("`partition`"), std::string::npos);
+  EXPECT_EQ(never_line.find("`kill`"), std::string::npos);
+  EXPECT_EQ(never_line.find("`pause-server`"), std::string::npos);
+  EXPECT_EQ(never_line.find("`none`"), std::string::npos);
+  EXPECT_NE(md.find("1 runs could not run to the end"), std::string::npos);
+  EXPECT_NE(md.find("seed 3 (cluster-1etcd): could not run to the end: unavailable: no primary"), std::string::npos);
+  EXPECT_NE(md.find("## Notes\n\nEarlier: 294 runs.\n"), std::string::npos);
+}
+
+TEST(TortureReport, ALineThatIsNotASummaryIsRefused) {
+  Totals t;
+  EXPECT_FALSE(add_summary_line(t, "{\"op\":\"acquire\"}"));
+  EXPECT_FALSE(add_summary_line(t, "not json"));
+  EXPECT_EQ(t.runs, 0);
+}
+
+}  // namespace
+}  // namespace leasehold::torture
