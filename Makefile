@@ -20,7 +20,7 @@ TORTURE_SECONDS ?= 30
 TORTURE_SEED    ?= random
 TORTURE_MODE    ?= mixed
 TORTURE_SUMMARY ?= docs/reliability/runs.jsonl
-TORTURE_FAULTS  ?= kill,kill-standby,pause-server,pause-client,clock-wall,kill-etcd,kill-etcd-majority,pause-etcd,power-cut,disk-eio,disk-full,partition,one-way-loss,slow-link,partition-node-etcd,one-way-loss-node-etcd,slow-link-node-etcd,partition-etcd,disk-eio-etcd,disk-full-etcd,power-cut-etcd
+TORTURE_FAULTS  ?= kill,kill-standby,pause-server,pause-client,clock-wall,kill-etcd,kill-etcd-majority,pause-etcd,power-cut,disk-eio,disk-full,partition,one-way-loss,slow-link,partition-node-etcd,one-way-loss-node-etcd,slow-link-node-etcd,partition-etcd,one-way-etcd,disk-eio-etcd,disk-full-etcd,power-cut-etcd
 # ccache: hits across clones in other folders (CI builds a fresh clone).
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1

@@ -21,11 +21,15 @@
 // Without a term (set_term(nullopt), e.g. a standby) append is kConflict.
 //
 // SNAPSHOTS: save_snapshot() always writes a local snapshot file in
-// local_dir. With a term it also stores the snapshot in etcd (chunks first,
-// then the meta key in a fenced txn), deletes older chunks and the log
+// local_dir. With a term it also stores the snapshot in etcd, even when the
+// local write failed (the local file only speeds up this node's restart;
+// the etcd copy bounds etcd's log): chunks first,
+// then the meta key in a fenced txn; deletes older chunks and the log
 // entries <= index, and compacts etcd's history at the revision of the
 // PREVIOUS snapshot's meta write (so a standby has one snapshot interval to
 // keep up before its watch could hit a compaction).
+// Its result: the etcd store's failure, else the local write's (logged; the
+// etcd copy, when stored, counts in position().snapshot all the same).
 // load_snapshot() returns the newer of the local file and the etcd snapshot.
 //
 // Threading: as log/log.h. One worker thread runs appends and snapshot

@@ -2,6 +2,7 @@
 // etcd, log prefix deletion and compaction (see etcd_log.h, SNAPSHOTS).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "log/etcd_log.h"
@@ -12,17 +13,28 @@
 namespace leasehold::log {
 
 Status EtcdLog::do_save_snapshot(LogIndex index, const std::string& bytes) {
-  if (Status st = write_snapshot_file(options_.local_dir, index, bytes); !st) return st;
-  if (auto files = list_snapshot_files(options_.local_dir, true)) {
-    for (const SnapshotFileName& f : *files) {
-      if (f.index < index) std::remove(f.path.c_str());
+  // The local file only speeds up this node's restart; the etcd copy is the
+  // cluster's and bounds etcd's log. A failed or full local disk must not
+  // stop the primary from publishing it (etcd would grow until its quota).
+  Status local = write_snapshot_file(options_.local_dir, index, bytes);
+  if (local) {
+    if (auto files = list_snapshot_files(options_.local_dir, true)) {
+      for (const SnapshotFileName& f : *files) {
+        if (f.index < index) std::remove(f.path.c_str());
+      }
     }
   }
   const std::optional<etcd::QueueKey> mine = term();
+  if (!local) {
+    spdlog::error("snapshot at index {}: the local file failed{} error=\"{}\"", index,
+                  mine ? "; storing it in etcd only" : "", local.to_string());
+  }
   if (mine) {
     if (Status st = store_snapshot_in_etcd(index, bytes, *mine); !st) return st;
+    std::lock_guard lock(state_->mu);
+    state_->position.snapshot = std::max(state_->position.snapshot, index);
   }
-  return Status::ok();
+  return local;
 }
 
 Status EtcdLog::store_snapshot_in_etcd(LogIndex index, const std::string& bytes, const etcd::QueueKey& mine) {

@@ -311,6 +311,7 @@ void Node::Impl::on_snapshot_saved(Status status) {
   snapshot_in_flight_ = false;
   if (status.is_ok()) {
     ++snapshots_saved_;
+    last_snapshot_error_ = Status::ok();
   } else {
     // Not fatal: the log and the entries are intact; the next trigger retries.
     last_snapshot_error_ = status;
@@ -354,6 +355,7 @@ NodeStats Node::Impl::stats() const {
                               : static_cast<double>(commands_committed_) / static_cast<double>(batches_committed_);
   s.pending_proposals = queued_.size() + in_flight_.commands.size() + unwritten_commands_;
   s.snapshots_saved = snapshots_saved_;
+  s.snapshot_error = last_snapshot_error_;
   s.replayed_entries = replayed_entries_;
   s.timed_sessions = timers_.session_count();
   s.catch_up_recoveries = catch_up_recoveries_;

@@ -176,6 +176,7 @@ struct NodeStats {
   double average_batch_commands = 0;    // commands_committed / batches_committed
   std::size_t pending_proposals = 0;    // queued + in flight
   std::uint64_t snapshots_saved = 0;    // since open
+  Status snapshot_error;                // the last snapshot's failure; OK once one succeeds again
   std::uint64_t replayed_entries = 0;   // log entries replayed at open
   std::size_t timed_sessions = 0;       // sessions with a running expiry timer
   std::uint64_t catch_up_recoveries = 0; // cluster: reset_to_snapshot() calls that succeeded

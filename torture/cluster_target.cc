@@ -25,6 +25,10 @@
 //                 fails or fills, or it is killed and loses what it had not
 //                 fsynced (every member's data dir on a fault filesystem of
 //                 its own: torture/etcd_disk_faults.h)
+//   disk-eio, disk-full  one node's disk fails or fills up, healed by a
+//                 crash (torture/cluster_disk_faults.h)
+//   one-way-etcd  (3-member etcd) every byte from one member to another lost
+//                 or held, the other way flowing (torture/etcd_one_way_fault.h)
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -35,8 +39,10 @@
 
 #include "tests/cluster/cluster_fixture.h"
 #include "tests/support/eventually.h"
+#include "torture/cluster_disk_faults.h"
 #include "torture/cluster_links.h"
 #include "torture/etcd_disk_faults.h"
+#include "torture/etcd_one_way_fault.h"
 #include "torture/etcd_peer_links.h"
 #include "torture/faults/fault_proxy.h"
 #include "torture/target.h"
@@ -50,12 +56,13 @@ class ClusterTarget final : public Target {
  public:
   ClusterTarget(std::unique_ptr<testing::LeaseholdCluster> cluster, std::uint64_t seed,
                 std::shared_ptr<ClusterLinks> links, std::shared_ptr<EtcdPeerLinks> peer_links,
-                std::shared_ptr<EtcdDisks> disks)
+                std::shared_ptr<EtcdDisks> disks, std::shared_ptr<ClusterDiskFaults> disk)
       : disks_(std::move(disks)),
         cluster_(std::move(cluster)),
         rng_(seed ^ 0xc2b2ae35ULL),
         links_(std::move(links)),
-        peer_links_(std::move(peer_links)) {}
+        peer_links_(std::move(peer_links)),
+        disk_(std::move(disk)) {}
 
   std::string endpoints() const override {
     const std::string proxied = links_->client_endpoints();
@@ -149,6 +156,12 @@ class ClusterTarget final : public Target {
                    milliseconds(1000), milliseconds(4000), false});
     }
     if (disks_) add_etcd_disk_faults(c, nemesis, *disks_, cl.etcd(), [this](int n) { return pick(n); });
+    if (wants_fault(c, "one-way-etcd") && peer_links_) {
+      nemesis.add(one_way_etcd_fault(
+          peer_links_, [this] { return cluster_->etcd().leader(milliseconds(2000)); }, c.seed,
+          milliseconds(c.ttl_ms)));
+    }
+    if (disk_) disk_->add_faults(c, nemesis, *cluster_, [this] { return primary(); });
   }
 
   Status crash_and_recover() override {
@@ -213,7 +226,8 @@ class ClusterTarget final : public Target {
   std::vector<int> etcd_victims_;  // killed etcd members
   int etcd_paused_ = -1;    // paused etcd member
   std::shared_ptr<ClusterLinks> links_;          // the fault proxies of the nodes' links
-  std::shared_ptr<EtcdPeerLinks> peer_links_;    // between etcd members; null without partition-etcd
+  std::shared_ptr<EtcdPeerLinks> peer_links_;    // between etcd members; null without partition-etcd, one-way-etcd
+  std::shared_ptr<ClusterDiskFaults> disk_;      // the nodes' disk shim; null without disk-eio, disk-full
 };
 
 }  // namespace
@@ -228,11 +242,16 @@ Result<std::unique_ptr<Target>> make_cluster_target(const RunConfig& c, int etcd
     links->set_etcd_ports(std::move(ports));
     return Status();
   };
+  auto disk = wants_cluster_disk_faults(c) ? std::make_shared<ClusterDiskFaults>(c.seed) : nullptr;
   // Called at every (re)start of a node, from the main thread.
-  auto per_node = [links](testing::ClusterNodeProcess& n) { return links->node_setup(n); };
+  auto per_node = [links, disk](testing::ClusterNodeProcess& n) {
+    std::vector<std::string> args = links->node_setup(n);
+    if (disk) for (std::string& a : disk->node_setup(n)) args.push_back(std::move(a));
+    return args;
+  };
   testing::EtcdClusterOptions etcd_options{.members = etcd_members};
   std::shared_ptr<EtcdPeerLinks> peer_links;
-  if (wants_fault(c, "partition-etcd") && etcd_members > 1) {
+  if ((wants_fault(c, "partition-etcd") || wants_fault(c, "one-way-etcd")) && etcd_members > 1) {
     peer_links = std::make_shared<EtcdPeerLinks>(etcd_members);
     etcd_options.peer_route = [peer_links](int member, std::uint16_t port) { return peer_links->route(member, port); };
   }
@@ -247,7 +266,8 @@ Result<std::unique_ptr<Target>> make_cluster_target(const RunConfig& c, int etcd
   if (cluster->wait_primary(testing::scaled(milliseconds(30'000))) < 0) {
     return Status(ErrorCode::kUnavailable, "the cluster elected no primary");
   }
-  return std::unique_ptr<Target>(std::make_unique<ClusterTarget>(std::move(cluster), c.seed, links, peer_links, disks));
+  return std::unique_ptr<Target>(
+      std::make_unique<ClusterTarget>(std::move(cluster), c.seed, links, peer_links, disks, disk));
 }
 
 }  // namespace leasehold::torture

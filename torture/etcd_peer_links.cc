@@ -61,6 +61,11 @@ void EtcdPeerLinks::cut(int a, int b, BlockMode mode) {
   links_[static_cast<std::size_t>(b)][static_cast<std::size_t>(a)]->partition(mode, mode == BlockMode::kDrop);
 }
 
+void EtcdPeerLinks::cut_one_way(int from, int to, BlockMode mode) {
+  links_[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)]->block(Direction::kClientToServer, mode);
+  links_[static_cast<std::size_t>(to)][static_cast<std::size_t>(from)]->block(Direction::kServerToClient, mode);
+}
+
 FaultProxyStats EtcdPeerLinks::link_stats(int from, int to) const {
   return links_[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)]->stats();
 }

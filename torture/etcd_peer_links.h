@@ -13,7 +13,12 @@
 //
 // cut(a, b, mode) partitions both links between members a and b (kHold:
 // bytes wait; kDrop: they are thrown away and the connections reset at
-// heal); heal() heals every link.
+// heal). cut_one_way(from, to, mode) holds or loses every byte member
+// `from` sends to member `to` and lets `to`'s bytes to `from` flow: on
+// link(from, to) what the dialer sends (Direction::kClientToServer), on
+// link(to, from) what comes back to the dialer (kServerToClient). A kDrop
+// connection that lost bytes is reset at heal (a TCP stream cannot skip
+// bytes). heal() heals every link.
 // Errors: route() returns 0 when a proxy cannot start.
 // Thread-safety: route() before the members start, from one thread; cut()
 // and heal() from one thread afterwards. The routers read the ports under
@@ -34,6 +39,7 @@ class EtcdPeerLinks {
   explicit EtcdPeerLinks(int members);
   std::uint16_t route(int member, std::uint16_t peer_port);
   void cut(int a, int b, BlockMode mode);
+  void cut_one_way(int from, int to, BlockMode mode);
   void heal();
   int members() const { return members_; }
   // The traffic of link(from, to) so far (from != to).

@@ -100,7 +100,7 @@ const std::vector<std::string>& known_fault_kinds() {
       "kill-lose-log", "power-cut",           "disk-eio",               "disk-full",
       "partition",     "one-way-loss",        "slow-link",              "none",
       "partition-node-etcd", "one-way-loss-node-etcd", "slow-link-node-etcd", "partition-etcd",
-      "disk-eio-etcd", "disk-full-etcd", "power-cut-etcd"};
+      "disk-eio-etcd", "disk-full-etcd", "power-cut-etcd", "one-way-etcd"};
   return kinds;
 }
 

@@ -24,8 +24,9 @@
 // kill-standby, kill-etcd, kill-etcd-majority, pause-etcd, the same three
 // network kinds on a node's link to etcd (partition-node-etcd,
 // one-way-loss-node-etcd, slow-link-node-etcd) and, with 3 etcd members,
-// partition-etcd between members, and disk-eio-etcd, disk-full-etcd,
-// power-cut-etcd on one etcd member's disk (torture/etcd_disk_faults.h) (torture/cluster_target.cc; there kill and
+// partition-etcd and one-way-etcd between members, and disk-eio-etcd,
+// disk-full-etcd, power-cut-etcd on one etcd member's disk
+// (torture/etcd_disk_faults.h) (torture/cluster_target.cc; there kill and
 // pause-server hit the primary); in embedded mode also the disk faults
 // power-cut, disk-eio, disk-full (torture/disk_faults.h) and kill-lose-log
 // (opt-in). A fault the mode lacks is skipped.
