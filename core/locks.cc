@@ -67,6 +67,18 @@ Reply granted_reply(Token token) {
   return r;
 }
 
+// A holder removed by a release or a revoke: the acquire that was granted
+// must not be told, on a retry of its seq, that it holds the lock. Its
+// cached reply becomes the error a cancelled wait leaves. (The server
+// releases the grant of a client that left before reading it; that
+// client's retry on a new connection used to get the old grant while the
+// lock went to the next waiter: two holders.)
+void withdraw_cached_grant(Ctx& c, const std::string& lock_name, const Holder& h) {
+  update_cached_reply(c.s, h.session, h.seq,
+                      Reply::fail(ErrorCode::kWouldBlock, "the grant of lock '" + lock_name + "' (token " +
+                                                              num(h.token) + ") to this request has ended"));
+}
+
 // Removes `session`'s queued wait on `lock_name` (CancelWait, TimeoutWait).
 Reply end_wait(Ctx& c, const std::string& lock_name, SessionId session, WaitEndReason reason) {
   const Limits& lim = c.s.limits;
@@ -320,6 +332,7 @@ Reply apply_release(Ctx& c, const Release& r) {
   if (r.by_other) {
     c.effects.emplace_back(LockLost{r.lock, r.session, r.token, LossReason::kReleasedByOther});
   }
+  withdraw_cached_grant(c, r.lock, *h);
   l.holders.erase(h);
   erase_session_link(sit->second, &*it);
   grant_waiters(c, *it);
@@ -350,6 +363,7 @@ Reply apply_revoke(Ctx& c, const Revoke& r) {
   l.holders.clear();
   for (const Holder& h : holders) {
     c.effects.emplace_back(LockLost{r.lock, h.session, h.token, LossReason::kRevoked});
+    withdraw_cached_grant(c, r.lock, h);
     const auto sit = c.s.sessions.find(h.session);
     if (sit != c.s.sessions.end()) erase_session_link(sit->second, &*it);
   }

@@ -37,6 +37,40 @@ TEST(CoreIdempotence, QueuedRetryNeverEnqueuesTwiceAndBecomesTheGrant) {
   EXPECT_TRUE(q3.effects.empty());
 }
 
+// The server releases the grant of a client that left before reading it
+// (Server::abandon_wait); that client's retry with the same seq on a new
+// connection must not be told it holds the lock, which by then is the next
+// waiter's (found by the torture suite: two holders of x0).
+TEST(CoreIdempotence, ARetryIsNotToldItHoldsAGrantThatWasReleased) {
+  Harness h;
+  SessionId a = h.open(), b = h.open(), c = h.open();
+  Token t = h.grant(acq("L", a));
+  ASSERT_EQ(h.run(acq("L", b, LockMode::kExclusive, true), b, 7).reply.code, ReplyCode::kQueued);
+  ASSERT_EQ(h.run(acq("L", c, LockMode::kExclusive, true), c, 1).reply.code, ReplyCode::kQueued);
+  auto g = effects_of<Granted>(h.run(Release{"L", a, t}));
+  ASSERT_EQ(g.size(), 1U);
+  ASSERT_EQ(g[0].session, b);
+  auto next = effects_of<Granted>(h.run(Release{"L", b, g[0].token}));  // b's client left
+  ASSERT_EQ(next.size(), 1U);
+  EXPECT_EQ(next[0].session, c);
+  ApplyResult retry = h.run(acq("L", b, LockMode::kExclusive, true), b, 7);
+  ASSERT_TRUE(retry.reply.is_error()) << "the retry was told it holds token " << retry.reply.token;
+  EXPECT_EQ(retry.reply.error.code(), ErrorCode::kWouldBlock);
+  EXPECT_TRUE(retry.effects.empty());
+  EXPECT_EQ(h.sm.lock("L")->holders.size(), 1U);
+}
+
+TEST(CoreIdempotence, ARetryIsNotToldItHoldsARevokedGrant) {
+  Harness h;
+  SessionId a = h.open();
+  ASSERT_EQ(h.run(acq("L", a), a, 3).reply.code, ReplyCode::kOk);
+  h.run(Revoke{"L"});
+  ApplyResult retry = h.run(acq("L", a), a, 3);
+  ASSERT_TRUE(retry.reply.is_error());
+  EXPECT_EQ(retry.reply.error.code(), ErrorCode::kWouldBlock);
+  EXPECT_FALSE(h.sm.lock("L").has_value());
+}
+
 TEST(CoreIdempotence, EndedWaitIsRemembered) {
   Harness h;
   SessionId a = h.open(), b = h.open();

@@ -284,6 +284,8 @@ class ReferenceModel {
     if (it->second.holders[static_cast<std::size_t>(h)].token != r.token) return fail(ErrorCode::kStaleToken);
     if (it->second.compat) return fail(ErrorCode::kConflict);
     if (r.by_other) fx_->emplace_back(LockLost{r.lock, r.session, r.token, LossReason::kReleasedByOther});
+    const Member& m = it->second.holders[static_cast<std::size_t>(h)];
+    set_cached(m.session, m.seq, fail(ErrorCode::kWouldBlock));  // a retry is not told it holds
     it->second.holders.erase(it->second.holders.begin() + h);
     grant(r.lock);
     return Reply::ok();
@@ -316,7 +318,10 @@ class ReferenceModel {
       end(it->second.holders.front().session, End::kRevoke);
       return Reply::ok();
     }
-    for (const Member& h : it->second.holders) fx_->emplace_back(LockLost{r.lock, h.session, h.token, LossReason::kRevoked});
+    for (const Member& h : it->second.holders) {
+      fx_->emplace_back(LockLost{r.lock, h.session, h.token, LossReason::kRevoked});
+      set_cached(h.session, h.seq, fail(ErrorCode::kWouldBlock));
+    }
     it->second.holders.clear();
     grant(r.lock);
     return Reply::ok();
