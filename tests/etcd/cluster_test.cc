@@ -308,20 +308,38 @@ TEST_F(EtcdClusterTest, AFrozenLeaderCostsNoLease) {
   MarginRecorder margin({kas[0].get(), kas[1].get()});
   cluster_->pause(leader);
   const Clock::time_point frozen_at = Clock::now();
-  // A new leader is elected and both leases are renewed for two TTLs after the freeze.
+  // When one of the two others calls itself leader (their Status, polled
+  // every 50 ms: seen at most a poll late).
+  ASSERT_GE(cluster_->leader(30s, leader), 0) << "no new etcd leader";
+  const auto election = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - frozen_at);
   observe({kas[0].get(), kas[1].get()}, frozen_at + 6s, 30s);
   const auto least = margin.least();
-  EXPECT_EQ(lost.load(), 0);
-  for (std::size_t i = 0; i < kas.size(); ++i) {
-    EXPECT_FALSE(kas[i]->lost()) << i;
-    EXPECT_GE(kas[i]->safe_deadline(), frozen_at + 6s) << i;
+  std::cout << "frozen leader: a new leader after " << election.count() << " ms; least lease time left "
+            << to_ms(least) << " ms of 3 s\n";
+  // etcd/keepalive.h, TIMING: a lease of 3 s survives a frozen leader when
+  // the others elect a new one within 2.1 s of the freeze. No client can
+  // keep it through a longer election (an unanswered lease cannot be known
+  // to exist), which a starved machine can take: then the keepalive must
+  // say the lease is lost rather than claim time etcd never confirmed.
+  if (election <= 2100ms) {
+    EXPECT_EQ(lost.load(), 0) << "a new leader was elected " << election.count() << " ms after the freeze";
+    for (std::size_t i = 0; i < kas.size(); ++i) {
+      EXPECT_FALSE(kas[i]->lost()) << i;
+      EXPECT_GE(kas[i]->safe_deadline(), frozen_at + 6s) << i;
+    }
+  } else {
+    for (std::size_t i = 0; i < kas.size(); ++i) {
+      if (kas[i]->lost()) continue;  // reported through the callback, counted in `lost`
+      EXPECT_GE(kas[i]->safe_deadline(), frozen_at + 6s) << i;
+    }
+    EXPECT_EQ(lost.load(), static_cast<int>(std::count_if(kas.begin(), kas.end(), [](const auto& k) { return k->lost(); })));
   }
-  std::cout << "frozen leader: least lease time left " << to_ms(least) << " ms of 3 s\n";
   ASSERT_TRUE(cluster_->healthy(follower, 20s));
-  for (std::int64_t id : leases) {
-    auto leased = on_follower->range("/l/" + std::to_string(id));
+  for (std::size_t i = 0; i < leases.size(); ++i) {
+    if (kas[i]->lost()) continue;  // given up: etcd may have ended the lease since
+    auto leased = on_follower->range("/l/" + std::to_string(leases[i]));
     ASSERT_TRUE(leased) << leased.status().to_string();
-    EXPECT_EQ(leased->kvs.size(), 1u) << id;
+    EXPECT_EQ(leased->kvs.size(), 1u) << leases[i];
   }
   cluster_->resume(leader);
   { Status healthy = cluster_->wait_healthy(20s); ASSERT_TRUE(healthy) << healthy.to_string(); }

@@ -207,12 +207,12 @@ Status EtcdCluster::wait_healthy(std::chrono::milliseconds timeout) {
   return Status::ok();
 }
 
-int EtcdCluster::leader(std::chrono::milliseconds timeout) {
+int EtcdCluster::leader(std::chrono::milliseconds timeout, int skip) {
   int found = -1;
   eventually(
       [&] {
         for (int i = 0; i < size(); ++i) {
-          if (!running(i)) continue;
+          if (i == skip || !running(i)) continue;
           // The maintenance Status API through etcd's JSON gateway.
           const std::string status = http_exchange(
               client_port(i),

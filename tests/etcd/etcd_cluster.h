@@ -108,9 +108,10 @@ class EtcdCluster {
   Status wait_healthy(std::chrono::milliseconds timeout);
   // Index of the member that is the Raft leader (asked through etcd's
   // maintenance Status API: the member whose own status names itself as
-  // leader), polling until scaled(`timeout`); -1 if none. Do not call it while a
-  // member is paused (each paused member costs a 1 s socket timeout).
-  int leader(std::chrono::milliseconds timeout);
+  // leader), polling until scaled(`timeout`); -1 if none. Member `skip` is
+  // not asked: pass a paused member (each paused member asked costs a 1 s
+  // socket timeout).
+  int leader(std::chrono::milliseconds timeout, int skip = -1);
 
   // Runs `etcdctl <args>` (API v3, every endpoint, the TLS files, and
   // `--user user_password` when given): its output, or kInternal with it
