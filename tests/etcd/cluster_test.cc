@@ -118,8 +118,12 @@ TEST_F(EtcdClusterTest, KeepsWorkingWhenItsMemberIsKilled) {
   ASSERT_TRUE(ka) << ka.status().to_string();
   ASSERT_TRUE(c->put("/s/leased", "x", lease->id));
 
+  const bool killed_the_leader = cluster_->leader(10s) == 0;
   cluster_->kill(0);
-  // The other two elect a leader if member 0 led.
+  const Clock::time_point killed_at = Clock::now();
+  // The other two elect a leader if member 0 led (measured: see below).
+  ASSERT_GE(cluster_->leader(30s, 0), 0) << "no etcd leader after the kill";
+  const auto election = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed_at);
   { Status healthy = cluster_->wait_healthy(20s); ASSERT_TRUE(healthy) << healthy.to_string(); }
   // A read fails over at once. A write sent on the connection to the dead
   // member before gRPC noticed the death may answer "(outcome unknown)" (the
@@ -152,7 +156,16 @@ TEST_F(EtcdClusterTest, KeepsWorkingWhenItsMemberIsKilled) {
       EXPECT_EQ(events[i + 1].kv.mod_revision, revisions[i]);
     }
   }
-  // The keepalive moved too: the lease outlives its TTL.
+  // The keepalive moved too: the lease outlives its TTL. If member 0 led
+  // and the election outlasted the 2.1 s a 3 s lease survives
+  // (etcd/keepalive.h, TIMING; a starved machine can take longer), the loss
+  // must be reported instead (AFrozenLeaderCostsNoLease says more).
+  std::cout << "killed " << (killed_the_leader ? "the leader" : "a follower") << "; a leader after "
+            << election.count() << " ms\n";
+  if (killed_the_leader && election > 2100ms && lost.load()) {
+    EXPECT_TRUE((*ka)->lost());
+    return;
+  }
   const std::int64_t acks = (*ka)->acks();
   const Clock::time_point renewed_past = Clock::now() + std::chrono::seconds(lease->ttl_seconds) + 1s;
   observe({ka->get()}, renewed_past, 30s);
