@@ -268,6 +268,9 @@ core::ApplyResult Node::Impl::apply_one(log::LogIndex index, const core::Command
 
 void Node::Impl::maybe_snapshot() {
   if (snapshot_in_flight_ || !failure_.is_ok() || applied_index_ == 0) return;
+  // The snapshot is labelled applied_index_: only valid while the state equals
+  // the log (`lease` mode applies ahead of it; lease_commit.cc holds applies).
+  if (!unwritten_.empty()) return;
   const bool by_count = options_.snapshot_every_commands != 0 &&
                         commands_since_snapshot_ >= options_.snapshot_every_commands;
   const bool by_bytes = options_.snapshot_every_bytes != 0 &&
@@ -316,6 +319,10 @@ void Node::Impl::on_snapshot_saved(Status status) {
     // Not fatal: the log and the entries are intact; the next trigger retries.
     last_snapshot_error_ = status;
   }
+  // Commands applied while this snapshot was in flight may have made the
+  // next one due; without this it would wait for one more command, which
+  // an idle node never gets.
+  if (!shutting_down_) maybe_snapshot();
   maybe_finish_shutdown();
 }
 

@@ -98,7 +98,8 @@ struct NodeOptions {
   // Proposals waiting (queued + in flight) beyond this are refused (kLimitExceeded).
   std::size_t max_pending_proposals = 100'000;
   // Take a snapshot after this many applied commands or encoded bytes since
-  // the last one (0 disables that trigger). One snapshot is in flight at a time.
+  // the last one (0 disables that trigger). One snapshot is in flight at a time;
+  // one that came due meanwhile starts when it finishes.
   std::uint64_t snapshot_every_commands = 100'000;
   std::uint64_t snapshot_every_bytes = 64u << 20;
   // Where a snapshot is encoded. false: on the loop thread, which stops for

@@ -96,6 +96,22 @@ TEST(NodeRecovery, SnapshotEveryNCommandsThenRestartReplaysOnlyTheTail) {
   EXPECT_EQ(after.timed_sessions, 25u);
 }
 
+TEST(NodeRecovery, ASnapshotThatCameDueWhileOneWasInFlightStartsWhenItFinishes) {
+  NodeOptions options;
+  options.snapshot_every_commands = 10;
+  NodeHarness h(options);
+  h.open();
+  h.control().set_hold_snapshots(true);
+  for (int i = 0; i < 25; ++i) h.open_session(60'000);  // one command per batch
+  // The snapshot at index 10 is still being written; 15 more commands applied.
+  ASSERT_EQ(h.control().held_snapshot_count(), 1u);
+  h.control().set_hold_snapshots(false);
+  h.control().release_snapshots();
+  // No further command arrives: the due snapshot starts from the first one's end.
+  ASSERT_TRUE(h.loop().run_until([&] { return h.node().stats().snapshots_saved == 2; }));
+  EXPECT_EQ(h.node().stats().log.snapshot, 25u);
+}
+
 TEST(NodeRecovery, SnapshotByBytes) {
   NodeOptions options;
   options.snapshot_every_commands = 0;

@@ -60,6 +60,25 @@ void LogControl::release() {
   for (auto& f : pass) f();
 }
 
+void LogControl::set_hold_snapshots(bool on) {
+  std::lock_guard lock(mu);
+  hold_snapshots = on;
+}
+
+void LogControl::release_snapshots() {
+  std::vector<std::function<void()>> pass;
+  {
+    std::lock_guard lock(mu);
+    pass.swap(held_snapshots);
+  }
+  for (auto& f : pass) f();
+}
+
+std::size_t LogControl::held_snapshot_count() {
+  std::lock_guard lock(mu);
+  return held_snapshots.size();
+}
+
 int LogControl::append_count() {
   std::lock_guard lock(mu);
   return appends;
@@ -99,6 +118,16 @@ class ControlledLog final : public log::Log {
   }
   Status read(log::LogIndex from, const Visitor& visit) override { return inner_->read(from, visit); }
   void save_snapshot(log::LogIndex index, std::string bytes, StatusDone done) override {
+    {
+      std::lock_guard lock(control_->mu);
+      if (control_->hold_snapshots) {
+        control_->held_snapshots.push_back(
+            [inner = inner_.get(), index, bytes = std::move(bytes), done = std::move(done)]() mutable {
+              inner->save_snapshot(index, std::move(bytes), std::move(done));
+            });
+        return;
+      }
+    }
     inner_->save_snapshot(index, std::move(bytes), std::move(done));
   }
   Result<std::optional<log::Snapshot>> load_snapshot() override { return inner_->load_snapshot(); }
@@ -133,6 +162,8 @@ void NodeHarness::open() {
 
 void NodeHarness::close() {
   control_->set_hold(false);
+  control_->set_hold_snapshots(false);
+  control_->release_snapshots();
   control_->release();
   bool done = false;
   node_->shutdown([&done] { done = true; });

@@ -45,9 +45,15 @@ struct LogControl {
   std::vector<std::function<void()>> held;  // appends not yet passed on
   int appends = 0;                          // append() calls seen
   std::optional<Status> fail_next;          // injected result of the next append
+  bool hold_snapshots = false;              // save_snapshot() calls are held too
+  std::vector<std::function<void()>> held_snapshots;
   // Stops/starts passing appends to the real log; release() passes held ones on.
   void set_hold(bool on);
   void release();
+  // Stops/starts passing snapshot saves on; release_snapshots() passes held ones on.
+  void set_hold_snapshots(bool on);
+  void release_snapshots();
+  std::size_t held_snapshot_count();
   int append_count();
   std::size_t held_count();
 };
