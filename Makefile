@@ -13,7 +13,9 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= resp_parser command_args log_entry snapshot etcd_log
+FUZZ_TARGETS ?= resp_parser command_args log_entry snapshot etcd_log net
+FUZZ_LEDGER  ?= docs/reliability/fuzz-runs.jsonl
+FUZZ_REPORT  ?= docs/reliability/fuzz-volume.md
 JOBS       ?= $(shell nproc)
 RUNS       ?= 10
 TORTURE_SECONDS ?= 30
@@ -80,15 +82,13 @@ test-fuzz: build-fuzz
 
 test: test-release test-asan test-fuzz
 
-# Long fuzzing, niced: each libFuzzer target FUZZ_SECONDS, then the network
-# fuzzer against the ASan server for FUZZ_SECONDS. New inputs and crashes go
-# to $(BUILD_FUZZ)/fuzz/work/<target>/.
+# Long fuzzing, niced (scripts/fuzz-long.sh): each libFuzzer target
+# FUZZ_SECONDS, then the network fuzzer against the ASan server for
+# FUZZ_SECONDS. New inputs and crashes go to $(BUILD_FUZZ)/fuzz/work/<target>/.
+# Every run is added to FUZZ_LEDGER (kept in the repository, so the volume
+# adds up across clones) and the totals are written to FUZZ_REPORT.
 fuzz: build-fuzz build-asan
-	@for t in $(FUZZ_TARGETS); do \
-	  nice -n 19 bash scripts/run-fuzzer.sh $(BUILD_FUZZ)/fuzz/fuzz_$$t $$t $(FUZZ_SECONDS) fuzz $(BUILD_FUZZ)/fuzz/work || exit 1; \
-	done
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  nice -n 19 ./$(BUILD_ASAN)/tests/fuzz/net_fuzzer --seconds $(FUZZ_SECONDS) --build-dir $(BUILD_ASAN)
+	bash scripts/fuzz-long.sh $(BUILD_FUZZ) $(BUILD_ASAN) $(FUZZ_SECONDS) $(FUZZ_LEDGER) $(FUZZ_REPORT) $(FUZZ_TARGETS)
 
 # Rewrites the seed corpora in fuzz/corpus/ from real encodings (fuzz/corpus_gen.cc).
 fuzz-corpus: build-fuzz

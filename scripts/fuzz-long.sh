@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Long fuzzing (`make fuzz`, docs/fuzzing.md): runs each libFuzzer target,
+# then the network fuzzer against the ASan server, SECONDS each and niced,
+# records every run in the ledger (scripts/fuzz-ledger.sh) and rewrites the
+# volume report next to it.
+#   fuzz-long.sh BUILD_FUZZ BUILD_ASAN SECONDS LEDGER REPORT TARGET...
+# TARGET is a libFuzzer target name (resp_parser, ...) or "net". Logs go to
+# BUILD_FUZZ/fuzz/logs/. Stops at the first failing run (after recording it)
+# and exits 1; new inputs and crashes stay under BUILD_FUZZ/fuzz/work/.
+set -euo pipefail
+if (($# < 6)); then
+  sed -n '5,9p' "$0" >&2
+  exit 2
+fi
+build_fuzz=$1 build_asan=$2 seconds=$3 ledger=$4 report=$5
+shift 5
+here=$(cd "$(dirname "$0")" && pwd)
+logs="$build_fuzz/fuzz/logs"
+mkdir -p "$logs"
+failed=0
+for target in "$@"; do
+  log="$logs/$target.log"
+  start=$(date +%s)
+  status=0
+  if [[ "$target" == net ]]; then
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      nice -n 19 "$build_asan/tests/fuzz/net_fuzzer" --seconds "$seconds" --build-dir "$build_asan" \
+      >"$log" 2>&1 || status=$?
+  else
+    nice -n 19 bash "$here/run-fuzzer.sh" "$build_fuzz/fuzz/fuzz_$target" "$target" "$seconds" \
+      "$here/../fuzz" "$build_fuzz/fuzz/work" >"$log" 2>&1 || status=$?
+  fi
+  bash "$here/fuzz-ledger.sh" record "$ledger" "$target" "$log" "$status" "$(($(date +%s) - start))"
+  if ((status != 0)); then
+    echo "fuzz-long: $target FAILED (exit $status); its output: $log" >&2
+    tail -30 "$log" >&2
+    failed=1
+    break
+  fi
+done
+bash "$here/fuzz-ledger.sh" report "$ledger" >"$report"
+cat "$report"
+exit "$failed"
