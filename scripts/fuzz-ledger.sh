@@ -8,19 +8,21 @@
 #       a libFuzzer target the count is libFuzzer's
 #       stat::number_of_executed_units (run-fuzzer.sh asks for
 #       -print_final_stats=1); for TARGET "net" it is the frames the net
-#       fuzzer's final "net_fuzzer: OK ..." / "FAILED ..." line reports.
+#       fuzzer's final "net_fuzzer: OK ..." / "FAILED ..." line reports
+#       (so for every TARGET named net*: "net" is the ASan server `make fuzz`
+#       attacks, "net-release" a run against the release server).
 #       A run whose count cannot be read is recorded with count 0 and
 #       result "no-count" (it adds no volume). EXIT_STATUS 0 is "ok",
 #       anything else "failed" (a crash, leak, sanitizer report or check).
 #   fuzz-ledger.sh report LEDGER
 #       Prints a Markdown table: per target the runs, executions (or
-#       frames), seconds and failed runs, and the total.
+#       frames), seconds and failed runs, and the libFuzzer total.
 #
 # Errors: a missing argument or unreadable LOG exits 2 and writes nothing.
 set -euo pipefail
 
 usage() {
-  sed -n '4,19p' "$0" >&2
+  sed -n '4,21p' "$0" >&2
   exit 2
 }
 
@@ -30,7 +32,7 @@ record() {
   [[ -r "$log" ]] || { echo "fuzz-ledger: cannot read $log" >&2; exit 2; }
   [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "fuzz-ledger: SECONDS must be a whole number: $seconds" >&2; exit 2; }
   local count result commit
-  if [[ "$target" == net ]]; then
+  if [[ "$target" == net* ]]; then
     count=$(grep -o 'net_fuzzer: [A-Z]* seed=[0-9]* frames=[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
   else
     count=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
@@ -44,7 +46,7 @@ record() {
   commit=$(git -C "$(dirname "$0")" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
   printf '{"date":"%s","commit":"%s","target":"%s","count":%s,"seconds":%s,"result":"%s"}\n' \
     "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$commit" "$target" "$count" "$seconds" "$result" >>"$ledger"
-  echo "fuzz-ledger: $target: $count $( [[ $target == net ]] && echo frames || echo executions ), $result -> $ledger"
+  echo "fuzz-ledger: $target: $count $( [[ $target == net* ]] && echo frames || echo executions ), $result -> $ledger"
 }
 
 report() {
@@ -68,10 +70,10 @@ for n, line in enumerate(open(sys.argv[1]), 1):
 print("| target | runs | executions (net: frames) | seconds | failed runs |")
 print("|---|---|---|---|---|")
 tot = [0, 0, 0, 0]
-for name in sorted(rows, key=lambda k: (k == "net", k)):
+for name in sorted(rows, key=lambda k: (k.startswith("net"), k)):
     t = rows[name]
     print(f"| {name} | {t[0]} | {t[1]:,} | {t[2]:,} | {t[3]} |")
-    if name != "net":
+    if not name.startswith("net"):
         tot = [a + b for a, b in zip(tot, t)]
 print(f"| **libFuzzer total** | {tot[0]} | {tot[1]:,} | {tot[2]:,} | {tot[3]} |")
 EOF
