@@ -67,6 +67,9 @@ for n, line in enumerate(open(sys.argv[1]), 1):
     t[1] += r["count"]
     t[2] += r["seconds"]
     t[3] += r["result"] == "failed"
+print("# Fuzzing volume\n")
+print(f"Every long fuzzing run in `{sys.argv[1]}`, added up (written by")
+print("`scripts/fuzz-ledger.sh report`; see docs/fuzzing.md, \"Volume\").\n")
 print("| target | runs | executions (net: frames) | seconds | failed runs |")
 print("|---|---|---|---|---|")
 tot = [0, 0, 0, 0]
