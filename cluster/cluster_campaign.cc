@@ -2,7 +2,10 @@
 // (cluster_member_impl.h): hold an etcd lease, win the election, catch up to
 // the highest log index etcd holds, promote, and step down when the lease is
 // lost or the node stepped down; then campaign again with a new lease.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <vector>
 
 #include "cluster/cluster_member_impl.h"
 #include "cluster/etcd_security.h"
@@ -20,23 +23,87 @@ bool ClusterMember::Impl::sleep_for(std::chrono::milliseconds d, const std::stop
   return !stop.stop_requested();
 }
 
+const char* phase_name(CampaignStatus::Phase phase) {
+  switch (phase) {
+    case CampaignStatus::Phase::kNoLease: return "no-lease";
+    case CampaignStatus::Phase::kCandidate: return "candidate";
+    case CampaignStatus::Phase::kCatchingUp: return "catching-up";
+    case CampaignStatus::Phase::kPrimary: return "primary";
+    case CampaignStatus::Phase::kSteppingDown: return "stepping-down";
+  }
+  return "unknown";
+}
+
+void ClusterMember::Impl::set_phase(CampaignStatus::Phase phase, std::string detail) {
+  std::lock_guard lock(mu_);
+  if (phase != phase_ || detail != phase_detail_) {
+    // One line per step, so a kept log shows where a campaign stalled.
+    spdlog::info("campaign phase={} detail=\"{}\"", phase_name(phase), detail);
+  }
+  if (phase != phase_) phase_since_ = std::chrono::steady_clock::now();
+  phase_ = phase;
+  phase_detail_ = std::move(detail);
+}
+
+CampaignStatus ClusterMember::Impl::campaign_status() const {
+  std::lock_guard lock(mu_);
+  CampaignStatus st;
+  st.phase = phase_;
+  st.detail = phase_detail_;
+  st.in_phase =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - phase_since_);
+  st.abandoned_leases = abandoned_leases_.size();
+  st.abandoned_leases_revoked = abandoned_leases_revoked_;
+  return st;
+}
+
+void ClusterMember::Impl::revoke_or_keep(std::int64_t lease) {
+  const Status st = client_->lease_revoke(lease);  // the key goes now, not after the TTL
+  if (st.is_ok() || st.code() == ErrorCode::kNotFound) return;
+  spdlog::warn("could not revoke the election lease {:x}, revoking it once etcd answers error=\"{}\"", lease,
+               st.to_string());
+  std::lock_guard lock(mu_);
+  abandoned_leases_.push_back(lease);
+}
+
+void ClusterMember::Impl::revoke_abandoned() {
+  std::vector<std::int64_t> leases;
+  {
+    std::lock_guard lock(mu_);
+    leases = abandoned_leases_;
+  }
+  for (const std::int64_t lease : leases) {
+    // An etcd that restarted gave every lease a fresh TTL: without this its
+    // key would stand ahead of ours for that long although nobody holds it.
+    const Status st = client_->lease_revoke(lease);
+    if (!st.is_ok() && st.code() != ErrorCode::kNotFound) return;  // etcd gone again: the next grant retries
+    spdlog::info("revoked an abandoned election lease {:x} ({})", lease, st.is_ok() ? "revoked" : "already gone");
+    std::lock_guard lock(mu_);
+    std::erase(abandoned_leases_, lease);
+    ++abandoned_leases_revoked_;
+  }
+}
+
 void ClusterMember::Impl::campaign_loop() {
   const std::stop_token all = stop_all_.get_token();
   while (!all.stop_requested()) {
     auto grant = client_->lease_grant(options_.lease_ttl_s);
     if (!grant) {
+      set_phase(CampaignStatus::Phase::kNoLease, "lease grant failed: " + grant.status().to_string());
       on_loop([why = grant.status()](Impl& self) {
         if (self.node_->role() == node::Role::kStandby) self.node_->set_primary_address("", why.message());
       });
       sleep_for(std::chrono::milliseconds(200), all);
       continue;
     }
+    revoke_abandoned();
     campaign_with_lease(*grant, all);
-    (void)client_->lease_revoke(grant->id);  // best effort: the key goes now, not after the TTL
+    revoke_or_keep(grant->id);
     {
       std::lock_guard lock(mu_);
       own_key_.clear();
     }
+    set_phase(CampaignStatus::Phase::kNoLease, "");
     if (!all.stop_requested()) sleep_for(std::chrono::milliseconds(100), all);
   }
 }
@@ -54,6 +121,7 @@ void ClusterMember::Impl::campaign_with_lease(const etcd::LeaseGrant& grant, con
     cv_.notify_all();
   });
   if (!keepalive) return;
+  set_phase(CampaignStatus::Phase::kCandidate, fmt::format("lease {:x}", grant.id));
   etcd::Election election(*client_, election_prefix());
   auto won = election.campaign(grant.id, encode_advertised({options_.advertise, options_.advertise_tls}),
                                std::chrono::steady_clock::now() + std::chrono::hours(24 * 365),
@@ -65,6 +133,7 @@ void ClusterMember::Impl::campaign_with_lease(const etcd::LeaseGrant& grant, con
     own_key_ = won->key;
     stepped_down_ = false;
   }
+  set_phase(CampaignStatus::Phase::kCatchingUp, "elected as " + won->key);
   // Catch up: everything etcd holds now must be applied before we serve.
   log::LogIndex target = 0;
   for (;;) {
@@ -74,8 +143,12 @@ void ClusterMember::Impl::campaign_with_lease(const etcd::LeaseGrant& grant, con
       target = highest->first;
       break;
     }
+    set_phase(CampaignStatus::Phase::kCatchingUp,
+              fmt::format("elected as {}; reading the highest log index failed: {}", won->key,
+                          highest.status().to_string()));
     sleep_for(std::chrono::milliseconds(50), lease_stop.get_token());
   }
+  set_phase(CampaignStatus::Phase::kCatchingUp, fmt::format("elected as {}; to log index {}", won->key, target));
   {
     std::unique_lock lock(mu_);
     while (!lease_stop.stop_requested() && (applied_.load() < target || recovering_.load())) {
@@ -101,6 +174,7 @@ void ClusterMember::Impl::campaign_with_lease(const etcd::LeaseGrant& grant, con
     self.barrier_->set_term(key);
     self.node_->promote();
     self.node_->set_primary_address("", "");
+    self.set_phase(CampaignStatus::Phase::kPrimary, key.key);
     spdlog::info("promoted to primary key={} term={} caught_up_to={} catch_up_ms={}", key.key,
                  key.create_revision, target, catch_up_ms.count());
   });
@@ -114,6 +188,7 @@ void ClusterMember::Impl::campaign_with_lease(const etcd::LeaseGrant& grant, con
     why = stepped_down_ ? step_down_why_
                         : (lost_why.is_ok() ? Status(ErrorCode::kUnavailable, "shutting down") : lost_why);
   }
+  set_phase(CampaignStatus::Phase::kSteppingDown, why.to_string());
   spdlog::warn("leaving primary role error=\"{}\"", why.to_string());
   on_loop([why](Impl& self) {
     self.log_->set_term(std::nullopt);

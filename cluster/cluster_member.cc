@@ -255,4 +255,6 @@ std::string ClusterMember::primary_tls_address(const std::string& primary) const
 }
 Status ClusterMember::reload_etcd_password() { return impl_->reload_etcd_password(); }
 
+CampaignStatus ClusterMember::campaign_status() const { return impl_->campaign_status(); }
+
 }  // namespace leasehold::cluster

@@ -16,7 +16,9 @@
 //  - STEP DOWN: when the lease is lost (expired, or etcd unreachable past
 //    its safe deadline) or an append fails (kConflict: deposed; kUnavailable:
 //    outcome unknown), the node becomes a standby, the lease is revoked (best
-//    effort) and the member campaigns again with a new lease. While no
+//    effort; one whose revoke failed is revoked once etcd answers again, so
+//    its key does not hold the election for the rest of its TTL) and the
+//    member campaigns again with a new lease. While no
 //    primary is known, writes get kUnavailable naming the reason (e.g.
 //    "etcd unavailable: ..."); when one is, -REDIRECT <its advertise>.
 //  - CATCH UP: when the log watch is cancelled (it fell behind an etcd
@@ -40,6 +42,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -74,6 +77,26 @@ struct ClusterOptions {
   std::string prefix() const { return "/leasehold/" + cluster_name; }
 };
 
+// The campaign thread's phase (CAMPAIGN / PROMOTE / STEP DOWN above).
+struct CampaignStatus {
+  enum class Phase : std::uint8_t {
+    kNoLease,     // granting an etcd lease (detail: the last grant's error, if any)
+    kCandidate,   // own key put, waiting until every lower key is gone (detail: own key)
+    kCatchingUp,  // elected, applying the log up to the highest index etcd held (detail: target, applied)
+    kPrimary,     // promoted (detail: own key)
+    kSteppingDown,  // lease lost or deposed (detail: why)
+  };
+  Phase phase = Phase::kNoLease;
+  std::string detail;
+  std::chrono::milliseconds in_phase{0};  // since the phase began
+  // Leases of earlier campaigns whose revoke failed (etcd unreachable): the
+  // campaign thread revokes them once etcd answers a grant again, so their
+  // election keys stop blocking candidates behind them.
+  std::size_t abandoned_leases = 0;
+  std::uint64_t abandoned_leases_revoked = 0;  // since start
+};
+const char* phase_name(CampaignStatus::Phase phase);
+
 class ClusterMember {
  public:
   // Called on the loop thread when the member cannot continue (the etcd log
@@ -103,6 +126,9 @@ class ClusterMember {
   // `primary` (as in Node::primary_address()), "" when it advertises none
   // or is not the current one: a standby's -REDIRECT to a TLS client.
   std::string primary_tls_address(const std::string& primary) const;
+  // Where the campaign stands (INFO "# Cluster", docs/cluster.md), so that a
+  // cluster without a primary shows why. Any thread.
+  CampaignStatus campaign_status() const;
   // Re-reads --etcd-password-file (SIGHUP): the next etcd authentication
   // uses it. No-op without one. Errors: read_etcd_password's; the old
   // password stays then.

@@ -65,6 +65,8 @@ class ClusterMember::Impl {
   std::string primary_tls_address(const std::string& primary) const;
   // Any thread: see ClusterMember::reload_etcd_password.
   Status reload_etcd_password();
+  // Any thread: see ClusterMember::campaign_status.
+  CampaignStatus campaign_status() const;
 
  private:
   using SteadyTime = std::chrono::steady_clock::time_point;
@@ -100,6 +102,13 @@ class ClusterMember::Impl {
   // One lease: elected, catch up to the highest index in etcd, promote;
   // when the lease is lost or the node stepped down, step down and resign.
   void campaign_with_lease(const etcd::LeaseGrant& grant, const std::stop_token& all);
+  // Campaign thread: records the phase (campaign_status()).
+  void set_phase(CampaignStatus::Phase phase, std::string detail);
+  // Campaign thread: revokes `lease`; keeps it for a later try when etcd
+  // did not answer (anything but OK / kNotFound).
+  void revoke_or_keep(std::int64_t lease);
+  // Campaign thread: revokes the kept leases (etcd just answered a grant).
+  void revoke_abandoned();
 
   // ---- Catch-up (cluster_catch_up.cc; docs/cluster.md "Falling behind a
   // compaction"): a standby whose log watch fell behind an etcd compaction,
@@ -140,9 +149,14 @@ class ClusterMember::Impl {
   std::string leader_plain_;              // loop thread: the redirect target (Node::primary_address)
   std::string leader_tls_;                // loop thread: its TLS address, "" = none
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::string own_key_;       // guarded by mu_
+  CampaignStatus::Phase phase_ = CampaignStatus::Phase::kNoLease;  // guarded by mu_
+  std::string phase_detail_;                                       // guarded by mu_
+  SteadyTime phase_since_ = std::chrono::steady_clock::now();      // guarded by mu_
+  std::vector<std::int64_t> abandoned_leases_;  // guarded by mu_ (changed by the campaign thread)
+  std::uint64_t abandoned_leases_revoked_ = 0;  // guarded by mu_
   bool stepped_down_ = false; // guarded by mu_
   Status step_down_why_;      // guarded by mu_
   std::stop_source stop_all_;

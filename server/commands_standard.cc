@@ -89,6 +89,14 @@ void quit(CommandContext& ctx) {
   ctx.reply.ok();
 }
 
+// An INFO value stays on its line whatever an error message holds.
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\r' || c == '\n') c = ' ';
+  }
+  return text;
+}
+
 std::string info_text(Server& server, std::string_view section) {
   const bool all = section.empty() || iequals(section, "all") || iequals(section, "default") ||
                    iequals(section, "everything");
@@ -129,6 +137,17 @@ std::string info_text(Server& server, std::string_view section) {
     out += fmt::format("quarantine_remaining_ms:{}\r\n",
                        st.quarantine_until > log_now ? st.quarantine_until - log_now : 0);
     out += fmt::format("node_failure:{}\r\n", st.failure.is_ok() ? "" : st.failure.to_string());
+    out += "\r\n";
+  }
+  if (const cluster::ClusterMember* member = server.cluster();
+      member != nullptr && (all || iequals(section, "cluster"))) {
+    const cluster::CampaignStatus cs = member->campaign_status();
+    out += "# Cluster\r\n";
+    out += fmt::format("cluster_campaign:{}\r\n", cluster::phase_name(cs.phase));
+    out += fmt::format("cluster_campaign_detail:{}\r\n", one_line(cs.detail));
+    out += fmt::format("cluster_campaign_phase_ms:{}\r\n", cs.in_phase.count());
+    out += fmt::format("cluster_abandoned_leases:{}\r\n", cs.abandoned_leases);
+    out += fmt::format("cluster_abandoned_leases_revoked:{}\r\n", cs.abandoned_leases_revoked);
     out += "\r\n";
   }
   if (all || iequals(section, "state")) {

@@ -86,6 +86,8 @@ class Server {
   std::uint16_t tls_port() const { return tls_bound_port_; }
   const ServerConfig& config() const { return config_; }
   node::Node& node() { return *node_; }
+  // Cluster mode: the member (its campaign status for INFO); nullptr embedded.
+  const cluster::ClusterMember* cluster() const { return cluster_.get(); }
   bool shutting_down() const { return shutting_down_; }
 
   // --- for handlers ---

@@ -34,8 +34,9 @@ std::string flatten(const resp::Value& v) {
 
 // What the server says about a lock a liveness acquire did not get: its
 // holders and waiters (LOCK.INFO) and the answering node's role, sessions,
-// armed session timers and pending proposals (INFO), so that a kept failing
-// history shows whether a holder's session outlived its TTL unarmed.
+// armed session timers and pending proposals, and in cluster mode where its
+// campaign stands (INFO), so that a kept failing history shows whether a
+// holder's session outlived its TTL unarmed or why no node was primary.
 std::string diagnose(client::Client& c, const std::string& name) {
   client::detail::CallSpec spec;
   spec.deadline = Clock::now() + Millis(3000);
@@ -49,7 +50,8 @@ std::string diagnose(client::Client& c, const std::string& name) {
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     for (const char* field : {"role:", "listen:", "applied_index:", "pending_proposals:", "sessions:", "timed_sessions:",
-                              "locks:", "waiters:", "node_failure:", "parked_waits:"}) {
+                              "locks:", "waiters:", "node_failure:", "parked_waits:", "cluster_campaign:",
+                              "cluster_campaign_detail:", "cluster_campaign_phase_ms:", "cluster_abandoned_leases:"}) {
       if (line.rfind(field, 0) == 0) out += "; " + line;
     }
   }

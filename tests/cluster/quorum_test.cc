@@ -287,6 +287,35 @@ TEST(ClusterQuorumTest, FullEtcdOutageRecoversByItself) {
   ASSERT_TRUE(back) << "no write accepted within 20 s of etcd's return; last: " << try_write(*c, 3s);
   std::printf("[ quorum ] etcd down 6 s, restarted: writable again after %lld ms\n",
               static_cast<long long>(back->count()));
+  // The lease lost in the outage could not be revoked then; the node revoked
+  // it once etcd answered, rather than wait behind its own old key for the
+  // fresh TTL etcd gives every lease when it restarts.
+  EXPECT_EQ(c->info_field(0, "cluster_abandoned_leases"), "0");
+  EXPECT_GE(std::stoi("0" + c->info_field(0, "cluster_abandoned_leases_revoked")), 1);
+  EXPECT_EQ(c->info_field(0, "cluster_campaign"), "primary");
+}
+
+// INFO "# Cluster" says where each node's campaign stands: the primary with
+// its election key, the standby as a candidate waiting behind it.
+TEST(ClusterQuorumTest, InfoShowsWhereEachNodesCampaignStands) {
+  auto c = LeaseholdCluster::start(1, 2);
+  ASSERT_TRUE(c);
+  const int primary = c->wait_primary(30s);
+  ASSERT_GE(primary, 0);
+  const int standby = 1 - primary;
+  const auto until = SteadyClock::now() + 20s;
+  while (SteadyClock::now() < until && (c->info_field(primary, "cluster_campaign") != "primary" ||
+                                        c->info_field(standby, "cluster_campaign") != "candidate")) {
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(c->info_field(primary, "cluster_campaign"), "primary");
+  EXPECT_NE(c->info_field(primary, "cluster_campaign_detail").find("/election/"), std::string::npos)
+      << c->info_field(primary, "cluster_campaign_detail");
+  EXPECT_EQ(c->info_field(standby, "cluster_campaign"), "candidate");
+  EXPECT_EQ(c->info_field(standby, "cluster_campaign_detail").rfind("lease ", 0), 0u)
+      << c->info_field(standby, "cluster_campaign_detail");
+  EXPECT_FALSE(c->info_field(standby, "cluster_campaign_phase_ms").empty());
+  EXPECT_EQ(c->info_field(standby, "cluster_abandoned_leases"), "0");
 }
 
 // --etcd-startup-wait-ms 0: a node started while etcd is down keeps retrying
