@@ -3,7 +3,8 @@
 // resp::Writer, command batches from core::encode_batch, log entries from
 // log::encode_entry_value, snapshots from a StateMachine that ran a real
 // command sequence, and etcd log entries, keys and snapshot chunks from
-// log/etcd_log_format.h. Each file starts with the control byte that the
+// log/etcd_log_format.h, and HTTP requests like the operations listener's
+// clients send. Each file starts with the control byte that the
 // target's header comment describes.
 //   fuzz_corpus_gen <fuzz dir>     (make fuzz-corpus)
 #include <cstdio>
@@ -170,6 +171,21 @@ int main(int argc, char** argv) {
     emit("resp_parser", n++, std::string(1, '\x06') + s);
   }
   for (const std::string& s : reply_streams()) emit("resp_parser", n++, std::string(1, '\x01') + s);
+  // http_request: control bit 0 = tight limits; what the operations
+  // listener's own clients send (docs/operations.md), and a few refusals.
+  n = 0;
+  for (const char* s : {"GET / HTTP/1.1\r\nHost: 127.0.0.1:9121\r\nAccept: text/html\r\n\r\n",
+                        "GET /metrics HTTP/1.1\r\nHost: localhost\r\nUser-Agent: Prometheus/2.42\r\n\r\n",
+                        "HEAD /readyz HTTP/1.0\r\n\r\n", "GET /healthz HTTP/1.1\n\n",
+                        "GET /api/locks?prefix=jobs%2F&limit=50 HTTP/1.1\r\nAuthorization: Bearer x\r\n\r\n",
+                        "GET /api/locks/a%2Fb HTTP/1.1\r\nConnection: close\r\n\r\n",
+                        "GET /api/sessions?q=a+b&count=5 HTTP/1.1\r\nAccept-Encoding: gzip\r\n\r\n",
+                        "POST /api/locks HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello",
+                        "GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", "GET / HTTP/2.0\r\n\r\n",
+                        "GET /%zz HTTP/1.1\r\n\r\n"}) {
+    emit("http_request", n++, std::string(1, '\x00') + s);
+    emit("http_request", n++, std::string(1, '\x2b') + s);
+  }
   // command_args: control bit 0 = RESP3.
   n = 0;
   for (const std::string& s : request_streams()) {

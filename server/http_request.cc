@@ -102,7 +102,9 @@ HttpRequestParser::State HttpRequestParser::feed(std::string_view bytes) {
   const std::size_t end = std::min(crlf == std::string::npos ? std::string::npos : crlf + 4,
                                    lflf == std::string::npos ? std::string::npos : lflf + 2);
   if (end == std::string::npos) {
-    if (buffer_.size() > limits_.max_header_bytes) return fail(431, "request headers too large");
+    // Refused only once no terminator can end within the limit: deciding
+    // earlier made the answer depend on how TCP split the request.
+    if (buffer_.size() >= limits_.max_header_bytes + 4) return fail(431, "request headers too large");
     return state_;
   }
   if (end > limits_.max_header_bytes + 4) return fail(431, "request headers too large");

@@ -113,6 +113,42 @@ TEST(HttpParser, HeaderLimitsGive431AndBoundTheBuffer) {
   }
 }
 
+// Found by fuzz_http_request: a head whose terminator ended within the
+// limit's slack was accepted whole but refused (431) when TCP delivered it
+// in pieces, because the piece before the terminator already crossed
+// max_header_bytes. The answer must not depend on how the bytes were split.
+TEST(HttpParser, TheAnswerDoesNotDependOnHowTheHeadWasSplit) {
+  HttpLimits limits;
+  limits.max_header_bytes = 64;
+  limits.max_headers = 2;
+  const std::string head = "GET /api/sessions?q=a+b&count=5 HTTP/1.1\r\nAccept-Encoding: gzip\r\n\r\n";
+  ASSERT_GT(head.size(), limits.max_header_bytes);
+  ASSERT_LE(head.size(), limits.max_header_bytes + 4);
+  HttpRequestParser whole(limits);
+  const State expected = whole.feed(head);
+  EXPECT_EQ(expected, State::kDone) << whole.error_message();
+  for (std::size_t piece = 1; piece <= head.size(); ++piece) {
+    HttpRequestParser p(limits);
+    State s = State::kNeedMore;
+    for (std::size_t at = 0; at < head.size() && s == State::kNeedMore; at += piece) {
+      s = p.feed(std::string_view(head).substr(at, piece));
+    }
+    EXPECT_EQ(s, expected) << "pieces of " << piece << ": " << p.error_message();
+  }
+  // One byte more than the slack is refused, whole or in pieces.
+  const std::string longer = "GET /api/sessions?q=a+b&count=55555 HTTP/1.1\r\nAccept-Encoding: gzip\r\n\r\n";
+  ASSERT_GT(longer.size(), limits.max_header_bytes + 4);
+  for (std::size_t piece : {longer.size(), std::size_t{1}, std::size_t{7}}) {
+    HttpRequestParser p(limits);
+    State s = State::kNeedMore;
+    for (std::size_t at = 0; at < longer.size() && s == State::kNeedMore; at += piece) {
+      s = p.feed(std::string_view(longer).substr(at, piece));
+    }
+    EXPECT_EQ(s, State::kError);
+    EXPECT_EQ(p.error_status(), 431);
+  }
+}
+
 TEST(HttpParser, AfterDoneOrErrorLaterBytesChangeNothing) {
   HttpRequestParser p;
   ASSERT_EQ(p.feed("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n"), State::kDone);
