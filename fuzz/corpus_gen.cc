@@ -3,8 +3,8 @@
 // resp::Writer, command batches from core::encode_batch, log entries from
 // log::encode_entry_value, snapshots from a StateMachine that ran a real
 // command sequence, and etcd log entries, keys and snapshot chunks from
-// log/etcd_log_format.h, and HTTP requests like the operations listener's
-// clients send. Each file starts with the control byte that the
+// log/etcd_log_format.h, HTTP requests like the operations listener's
+// clients send, and the Lua scripts of server/script_catalog.h. Each file starts with the control byte that the
 // target's header comment describes.
 //   fuzz_corpus_gen <fuzz dir>     (make fuzz-corpus)
 #include <cstdio>
@@ -19,6 +19,7 @@
 #include "log/etcd_log_format.h"
 #include "log/log_format.h"
 #include "resp/writer.h"
+#include "server/script_catalog.h"
 
 namespace {
 
@@ -186,6 +187,18 @@ int main(int argc, char** argv) {
     emit("http_request", n++, std::string(1, '\x00') + s);
     emit("http_request", n++, std::string(1, '\x2b') + s);
   }
+  // script_catalog: control bit 0 clear = the text as is (each catalogue
+  // script, and one reformatted); set = catalogue script byte 1, bytes
+  // after byte 2 spliced in at byte 2.
+  n = 0;
+  const auto& catalogue = server::script_catalogue();
+  for (std::size_t i = 0; i < catalogue.size(); ++i) {
+    emit("script_catalog", n++, std::string(1, '\x00') + std::string(catalogue[i].text));
+    emit("script_catalog", n++, std::string("\x01") + static_cast<char>(i) + static_cast<char>(7) + "  -- note\n");
+  }
+  emit("script_catalog", n++,
+       std::string(1, '\x00') + "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) "
+                                 "else return 0 end");
   // command_args: control bit 0 = RESP3.
   n = 0;
   for (const std::string& s : request_streams()) {
