@@ -46,12 +46,10 @@ void TestExecutor::run_for(std::chrono::milliseconds duration) {
   while (std::chrono::steady_clock::now() < deadline) run_one(std::chrono::milliseconds(5));
 }
 
-void LogControl::set_hold(bool on) {
-  std::lock_guard lock(mu);
-  hold = on;
-}
+namespace {
 
-void LogControl::release() {
+// Takes the held calls under the lock and runs them outside it.
+void pass_on(std::mutex& mu, std::vector<std::function<void()>>& held) {
   std::vector<std::function<void()>> pass;
   {
     std::lock_guard lock(mu);
@@ -60,19 +58,21 @@ void LogControl::release() {
   for (auto& f : pass) f();
 }
 
+}  // namespace
+
+void LogControl::set_hold(bool on) {
+  std::lock_guard lock(mu);
+  hold = on;
+}
+
+void LogControl::release() { pass_on(mu, held); }
+
 void LogControl::set_hold_snapshots(bool on) {
   std::lock_guard lock(mu);
   hold_snapshots = on;
 }
 
-void LogControl::release_snapshots() {
-  std::vector<std::function<void()>> pass;
-  {
-    std::lock_guard lock(mu);
-    pass.swap(held_snapshots);
-  }
-  for (auto& f : pass) f();
-}
+void LogControl::release_snapshots() { pass_on(mu, held_snapshots); }
 
 std::size_t LogControl::held_snapshot_count() {
   std::lock_guard lock(mu);
