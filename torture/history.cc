@@ -1,7 +1,9 @@
 // torture/history.cc: the JSON-lines form of torture/history.h.
 #include "torture/history.h"
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 
 namespace leasehold::torture {
@@ -231,8 +233,12 @@ HistoryWriter::~HistoryWriter() { std::fclose(file_); }
 void HistoryWriter::write(const Op& op) {
   const std::string line = to_json(op) + "\n";
   std::lock_guard lock(mu_);
-  std::fwrite(line.data(), 1, line.size(), file_);
-  std::fflush(file_);
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
+    // A history missing an operation that happened could hide a violation:
+    // stop here; the harness does not check a run whose process failed.
+    std::fprintf(stderr, "torture: history write failed: %s\n", std::strerror(errno));
+    std::abort();
+  }
 }
 
 }  // namespace leasehold::torture

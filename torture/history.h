@@ -83,6 +83,9 @@ class HistoryWriter {
   ~HistoryWriter();
   HistoryWriter(const HistoryWriter&) = delete;
   HistoryWriter& operator=(const HistoryWriter&) = delete;
+  // Appends one record and flushes it to the file. A failed write or flush
+  // (e.g. a full disk) aborts the process: an operation that happened but
+  // is missing from the history could hide a violation.
   void write(const Op& op);
 
  private:

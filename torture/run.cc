@@ -6,8 +6,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "tests/support/eventually.h"
@@ -159,11 +162,21 @@ Result<RunResult> run_once(const RunConfig& c) {
     nemesis.run(stop.get_token());
     result.faults = nemesis.counts();
   }
-  for (auto& w : workers) {
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    testing::Subprocess& w = workers[i];
     w.signal(SIGCONT);
-    if (!w.wait(testing::scaled(milliseconds(c.seconds * 1000 + 30'000)))) {
+    const std::optional<int> code = w.wait(testing::scaled(milliseconds(c.seconds * 1000 + 30'000)));
+    if (!code) {
       w.kill9();
       ++result.faults["worker-hung"];
+    } else if (*code != 0) {
+      // Its history may lack an operation it made (e.g. a failed history
+      // write): checking it could miss a violation, so the run is not checked.
+      std::ifstream err(tmp.file("worker-" + std::to_string(i) + ".stderr"));
+      std::string said((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+      if (said.size() > 400) said = said.substr(said.size() - 400);
+      return Status(ErrorCode::kInternal,
+                    "worker " + std::to_string(i) + " exited with status " + std::to_string(*code) + ": " + said);
     }
   }
   // A last crash (with power-cut: a power cut in embedded mode):
