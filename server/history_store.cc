@@ -1,6 +1,7 @@
 #include "server/history_store.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -117,7 +118,9 @@ HistoryStore::~HistoryStore() {
   cv_.notify_all();
   if (sync_thread_.joinable()) sync_thread_.join();
   if (fd_ >= 0) {
-    ::fdatasync(fd_);
+    if (::fdatasync(fd_) != 0) {
+      spdlog::warn("audit history: {}", errno_text("cannot sync history file", options_.path));
+    }
     ::close(fd_);
   }
 }
@@ -245,7 +248,10 @@ void HistoryStore::sync_loop() {
     const int fd = fd_ >= 0 ? ::dup(fd_) : -1;
     lock.unlock();
     if (fd >= 0) {
-      ::fdatasync(fd);
+      if (options_.sync_file(fd) != 0) {
+        sync_errors_.fetch_add(1);
+        spdlog::warn("audit history: {}", errno_text("cannot sync history file", options_.path));
+      }
       ::close(fd);
     }
     lock.lock();

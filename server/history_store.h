@@ -14,14 +14,17 @@
 // wall-clock time is for display only; nothing orders or expires by it.
 //
 // Errors: open() gives kIoError (cannot create/read the file) naming it. A
-// later write failure does not stop the server: the store keeps serving what
-// it has in memory, counts the failure (write_errors()) and retries on the
-// next append.
+// later write or background sync failure does not stop the server: the store
+// keeps serving what it has in memory, counts the failure (write_errors(),
+// logged) and retries on the next append / sync.
 //
 // Thread-safety: one owner thread (the loop thread) calls every method; the
 // store's own sync thread only fdatasyncs.
 #pragma once
 
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -52,6 +55,9 @@ struct HistoryOptions {
   std::string path;                 // the history file
   std::size_t max_entries = 100'000;  // >= 1
   std::chrono::milliseconds sync_interval{1000};
+  // The background sync of the file (the sync thread calls it with a dup of
+  // the fd): ::fdatasync, or a failing one in tests of the error path.
+  int (*sync_file)(int fd) = ::fdatasync;
 };
 
 class HistoryStore {
@@ -71,7 +77,9 @@ class HistoryStore {
 
   std::size_t size() const { return ring_.size(); }
   std::uint64_t last_id() const { return next_id_ - 1; }
-  std::uint64_t write_errors() const { return write_errors_; }
+  // Writes that failed, plus background fdatasyncs that failed (the records
+  // since the previous sync may then be lost at a power loss).
+  std::uint64_t write_errors() const { return write_errors_ + sync_errors_.load(); }
   // Records cut off at open (a torn or corrupt tail).
   std::uint64_t dropped_at_open() const { return dropped_at_open_; }
 
@@ -87,6 +95,7 @@ class HistoryStore {
   std::uint64_t next_id_ = 1;
   std::size_t records_in_file_ = 0;
   std::uint64_t write_errors_ = 0;
+  std::atomic<std::uint64_t> sync_errors_{0};  // counted by the sync thread
   std::uint64_t dropped_at_open_ = 0;
 
   std::mutex mu_;  // guards fd_ changes against the sync thread, and the flags below

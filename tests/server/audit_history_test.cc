@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
@@ -12,6 +13,7 @@
 #include "server/audit_event.h"
 #include "server/history_store.h"
 #include "server/metrics.h"
+#include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 
 namespace leasehold::server {
@@ -178,6 +180,25 @@ TEST(HistoryStoreTest, SurvivesReopenAndContinuesIds) {
   EXPECT_EQ((*s)->query(true, std::string("ev\0n", 4), 10).size(), 2u);
   EXPECT_EQ((*s)->query(false, "", 2, 3).size(), 2u);  // before id 3: ids 2, 1
   EXPECT_EQ((*s)->append(0, 6, 6, event("x", 6)).id, 6u);
+}
+
+// A background fdatasync that fails (EIO) is counted and logged; it used to
+// be ignored.
+TEST(HistoryStoreTest, AFailedBackgroundSyncIsCounted) {
+  testing::TempDir dir("history-store");
+  HistoryOptions o;
+  o.path = dir.file("history.log");
+  o.sync_interval = std::chrono::milliseconds(1);
+  o.sync_file = [](int) {
+    errno = EIO;
+    return -1;
+  };
+  auto s = HistoryStore::open(o);
+  ASSERT_TRUE(s) << s.status().to_string();
+  EXPECT_EQ((*s)->write_errors(), 0u);
+  (*s)->append(1000, 1, 1, event("a", 1));
+  EXPECT_TRUE(testing::eventually([&] { return (*s)->write_errors() >= 1; }, std::chrono::seconds(10)));
+  EXPECT_EQ((*s)->size(), 1u);  // still served from memory
 }
 
 TEST(HistoryStoreTest, TornTailIsCutAndLaterAppendsSurvive) {
