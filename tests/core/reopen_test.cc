@@ -52,6 +52,18 @@ TEST(CoreReopen, ExpiresEverySessionWithATtlButKeepsCompatKeysWithoutPx) {
   EXPECT_TRUE(h.sm.lock("k"));
   auto p = h.sm.lock("p");
   EXPECT_TRUE(!p || p->holders.empty());
+  // The compat key that survived gets no lock-delay (it would outlive the
+  // key): found by fuzz_log_entry, the state's snapshot did not restore
+  // ("compat lock shape on 'k'"), so the node could not restart from it.
+  EXPECT_EQ(h.sm.lock("k")->delay_until, 0U);
+  auto restored = StateMachine::restore(h.sm.snapshot(), h.sm.limits());
+  ASSERT_TRUE(restored.is_ok()) << restored.status().to_string();
+  EXPECT_EQ(restored->snapshot(), h.sm.snapshot());
+  // The quarantine still holds the key back: SET answers kConflict until it ends.
+  CompatSet again{"k", "w", 0, CompatCondition::kNone, false};
+  const ApplyResult refused = h.run(again);
+  ASSERT_EQ(refused.reply.code, ReplyCode::kError);
+  EXPECT_EQ(refused.reply.error.code(), ErrorCode::kConflict) << refused.reply.error.to_string();
 }
 
 TEST(CoreReopen, QuarantineQueuesEveryAcquireUntilItEnds) {
