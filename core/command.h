@@ -171,10 +171,11 @@ struct CompatDelete {
 //    is set up first, so with one nothing is granted while they end
 //    (without one, a waiter may be granted and lose the lock in this same
 //    command).
-//  - quarantine_ms: no lock is granted until now + quarantine_ms (every lock,
-//    also one created meanwhile, is under a lock-delay until then: acquires
-//    queue with WAIT and answer kWouldBlock without; compat SET answers
-//    kConflict). With it, every holder from before the restart is past its
+//  - quarantine_ms: no lock is granted until now + quarantine_ms (every lock
+//    but a compat key's, also one created meanwhile, is under a lock-delay
+//    until then: acquires queue with WAIT and answer kWouldBlock without;
+//    compat SET answers kConflict, so a compat key's lock needs no delay,
+//    which would outlive the key). With it, every holder from before the restart is past its
 //    safe deadline before anyone else can hold its lock.
 // Reply: kOk.
 struct Reopen {
