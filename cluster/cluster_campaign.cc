@@ -35,14 +35,16 @@ const char* phase_name(CampaignStatus::Phase phase) {
 }
 
 void ClusterMember::Impl::set_phase(CampaignStatus::Phase phase, std::string detail) {
-  std::lock_guard lock(mu_);
-  if (phase != phase_ || detail != phase_detail_) {
-    // One line per step, so a kept log shows where a campaign stalled.
-    spdlog::info("campaign phase={} detail=\"{}\"", phase_name(phase), detail);
+  bool changed = false;
+  {
+    std::lock_guard lock(mu_);
+    changed = phase != phase_ || detail != phase_detail_;
+    if (phase != phase_) phase_since_ = std::chrono::steady_clock::now();
+    phase_ = phase;
+    phase_detail_ = detail;
   }
-  if (phase != phase_) phase_since_ = std::chrono::steady_clock::now();
-  phase_ = phase;
-  phase_detail_ = std::move(detail);
+  // One line per step (outside the lock), so a kept log shows where a campaign stalled.
+  if (changed) spdlog::info("campaign phase={} detail=\"{}\"", phase_name(phase), detail);
 }
 
 CampaignStatus ClusterMember::Impl::campaign_status() const {
