@@ -4,10 +4,13 @@
 //   with and without idempotence keys, over 1 or 10k lock names;
 //   a contended lock with 100 and 10k queued sessions (release -> grant rounds);
 //   memory per idle session, per held lock and per waiter (mallinfo2 deltas
-//   over 100k objects, reported as counters).
+//   over 100k objects, reported as counters);
+//   snapshot + restore, and the longest pause of a snapshot in steps.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
+#include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -177,6 +180,43 @@ void BM_SnapshotRestore(benchmark::State& state) {
   state.counters["snapshot_bytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_SnapshotRestore)->Unit(benchmark::kMillisecond);
+
+// The owner's longest pause for one snapshot of N idle sessions: the whole
+// image in one call (snapshot()) against the image in steps of 10,000
+// sessions (begin_snapshot + snapshot_step; the node's default). Counters:
+// whole_ms, and for the steps begin_ms, longest_step_ms and steps; the
+// iteration time is the whole stepped image (join included).
+void BM_SnapshotLongestPause(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  StateMachine sm;
+  for (std::int64_t i = 0; i < state.range(0); ++i) open(sm);
+  const Clock::time_point whole_start = Clock::now();
+  const std::size_t whole_bytes = sm.snapshot().size();
+  const double whole_ms = ms(Clock::now() - whole_start);
+  double begin_ms = 0, longest_step_ms = 0, steps = 0;
+  for (auto _ : state) {
+    Clock::time_point t = Clock::now();
+    sm.begin_snapshot();
+    begin_ms = ms(Clock::now() - t);
+    longest_step_ms = 0;
+    steps = 0;
+    bool done = false;
+    while (!done) {
+      t = Clock::now();
+      done = sm.snapshot_step(10'000);
+      longest_step_ms = std::max(longest_step_ms, ms(Clock::now() - t));
+      ++steps;
+    }
+    const std::string image = StateMachine::join_snapshot(sm.finish_snapshot());
+    if (image.size() != whole_bytes) state.SkipWithError("stepped image differs in size");
+  }
+  state.counters["whole_ms"] = whole_ms;
+  state.counters["begin_ms"] = begin_ms;
+  state.counters["longest_step_ms"] = longest_step_ms;
+  state.counters["steps"] = steps;
+}
+BENCHMARK(BM_SnapshotLongestPause)->Arg(1'000'000)->Iterations(3)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace leasehold::core

@@ -66,7 +66,9 @@ Reply end_by_operator(Ctx& c, SessionId id, EndKind kind) {
 void end_session(Ctx& c, SessionId id, EndKind kind) {
   const auto sit = c.s.sessions.find(id);
   if (sit == c.s.sessions.end()) return;
+  before_session_change(c.s, id);
   Session& sess = sit->second;
+  const bool had_user = !sess.user.empty();
   std::vector<LockEntry*> links = std::move(sess.locks);
   sess.locks.clear();
   // Canonical order (independent of how the links were built or restored).
@@ -105,6 +107,7 @@ void end_session(Ctx& c, SessionId id, EndKind kind) {
   }
   c.effects.emplace_back(SessionEnded{id, end_reason(kind)});
   c.s.sessions.erase(id);
+  if (had_user) --c.s.sessions_with_user;
   note_session_ended(c.s);
 }
 
@@ -144,6 +147,7 @@ Reply apply_open_session(Ctx& c, const OpenSession& o) {
   sess.opened_at = c.now;
   sess.owner = o.owner;
   sess.user = o.user;
+  if (!sess.user.empty()) ++c.s.sessions_with_user;
   c.effects.emplace_back(SessionStarted{c.rev, o.ttl_ms});
   Reply r;
   r.session = c.rev;
@@ -175,6 +179,7 @@ Reply apply_set_ttl(Ctx& c, const SetSessionTtl& o) {
   if (!(sit->second.compat && o.ttl_ms == 0)) {
     if (Reply r = check_ttl(c.s.limits, o.ttl_ms); r.is_error()) return r;
   }
+  before_session_change(c.s, o.session);
   sit->second.ttl_ms = o.ttl_ms;
   c.effects.emplace_back(SessionTtlChanged{o.session, o.ttl_ms});
   return Reply::ok();

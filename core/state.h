@@ -27,6 +27,7 @@
 #include "core/fifo_queue.h"
 #include "core/command.h"
 #include "core/reply.h"
+#include "core/snapshot_encoder.h"
 #include "core/state_machine.h"
 #include "core/types.h"
 
@@ -123,7 +124,19 @@ struct CoreState {
   // Queued waits over all locks: the sum of every Lock::waiters.size(), kept
   // by every push to / erase from a waiter queue (so INFO is O(1)).
   std::size_t waiters = 0;
+  // Sessions with a non-empty user (the snapshot's version depends on it;
+  // kept where a session gets its user and where one is erased).
+  std::size_t sessions_with_user = 0;
+  // The snapshot being encoded in steps (StateMachine::begin_snapshot), or
+  // null. Handlers call before_session_change() before changing a session.
+  std::unique_ptr<SnapshotEncoder> encoder;
 };
+
+// Before any change of a session's encoded fields (ttl, idempotence window)
+// or its erasure: lets a snapshot in progress keep the session as it was.
+inline void before_session_change(CoreState& s, SessionId id) {
+  if (s.encoder) s.encoder->before_change(s, id);
+}
 
 // One apply() in progress.
 struct Ctx {
@@ -189,7 +202,7 @@ bool grants_paused(const Ctx& c);
 Reply apply_compat_set(Ctx& c, const CompatSet& set);
 Reply apply_compat_delete(Ctx& c, const CompatDelete& del);
 
-// --- snapshot.cc ---
+// --- snapshot_encoder.cc, snapshot.cc ---
 std::string encode_snapshot(const CoreState& s);
 // Fills an empty `out` (whose limits are set); kCorruption on any bad byte.
 Status decode_snapshot(std::string_view bytes, CoreState& out);

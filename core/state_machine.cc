@@ -36,6 +36,7 @@ void update_cached_reply(CoreState& s, SessionId session, std::uint64_t seq, con
   if (it == s.sessions.end() || !it->second.idem) return;
   for (IdemEntry& e : it->second.idem->entries) {
     if (e.seq == seq) {
+      before_session_change(s, session);
       e.reply = reply;
       return;
     }
@@ -61,6 +62,7 @@ void record(CoreState& s, SessionId session, std::uint64_t seq, const Reply& rep
   if (window == 0) return;
   const auto it = s.sessions.find(session);
   if (it == s.sessions.end()) return;  // the command ended the session itself
+  before_session_change(s, session);
   auto& w = it->second.idem;
   if (!w) w = std::make_unique<IdemWindow>();
   if (seq > w->high) {
@@ -179,6 +181,31 @@ LogMillis StateMachine::paused_until() const { return s_->paused_until; }
 const Limits& StateMachine::limits() const { return s_->limits; }
 
 std::string StateMachine::snapshot() const { return detail::encode_snapshot(*s_); }
+
+void StateMachine::begin_snapshot() {
+  LEASEHOLD_ASSERT(!s_->encoder, "a snapshot began while another was in progress");
+  s_->encoder = std::make_unique<detail::SnapshotEncoder>(*s_);
+}
+
+bool StateMachine::snapshot_in_progress() const { return s_->encoder != nullptr; }
+
+bool StateMachine::snapshot_step(std::size_t max_sessions) {
+  LEASEHOLD_ASSERT(s_->encoder != nullptr, "snapshot_step without begin_snapshot");
+  return s_->encoder->step(*s_, max_sessions);
+}
+
+std::vector<std::string> StateMachine::finish_snapshot() {
+  LEASEHOLD_ASSERT(s_->encoder != nullptr, "finish_snapshot without begin_snapshot");
+  std::vector<std::string> pieces = s_->encoder->finish();
+  s_->encoder.reset();
+  return pieces;
+}
+
+void StateMachine::abandon_snapshot() { s_->encoder.reset(); }
+
+std::string StateMachine::join_snapshot(std::vector<std::string> pieces) {
+  return detail::SnapshotEncoder::join(std::move(pieces));
+}
 
 Result<StateMachine> StateMachine::restore(std::string_view bytes, Limits limits) {
   StateMachine sm(limits);

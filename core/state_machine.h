@@ -149,8 +149,29 @@ class StateMachine {
   std::vector<Effect> pending_lock_timers() const;
 
   // --- snapshot ---
-  // A versioned, checksummed binary image of the whole state.
+  // A versioned, checksummed binary image of the whole state. O(state) in
+  // one call.
   std::string snapshot() const;
+
+  // The same image in steps, so that a large state does not stop the owner
+  // for long: begin_snapshot() fixes the image at the current state (and
+  // encodes the locks and keys: O(locks + keys), with sorting); each
+  // snapshot_step(n) encodes at most n more sessions and returns true once
+  // all are written; finish_snapshot() hands over the image in pieces, and
+  // join_snapshot() (pure, any thread) makes them the bytes snapshot() would
+  // have returned at begin_snapshot(). apply() may run between the calls:
+  // a session is copied before a command changes it, so the image never
+  // sees a command applied after begin_snapshot() (extra memory: the copies
+  // of the sessions changed meanwhile). At most one image is in progress
+  // (begin_snapshot() while one is, or finish_snapshot() before the last
+  // step returned true, is a programming error: asserted). Moving another
+  // state over this one, or abandon_snapshot(), drops the image.
+  void begin_snapshot();
+  bool snapshot_in_progress() const;
+  bool snapshot_step(std::size_t max_sessions);
+  std::vector<std::string> finish_snapshot();
+  void abandon_snapshot();
+  static std::string join_snapshot(std::vector<std::string> pieces);
   // Rebuilds a state machine; kCorruption on a bad checksum, version or layout.
   static Result<StateMachine> restore(std::string_view bytes, Limits limits = {});
 

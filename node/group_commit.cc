@@ -280,8 +280,43 @@ void Node::Impl::maybe_snapshot() {
   bytes_since_snapshot_ = 0;
   snapshot_in_flight_ = true;
   if (options_.snapshot_in_child && snapshot_in_child()) return;
-  // Serialized here (CPU, loop thread).
-  save_snapshot(applied_index_, state_.snapshot());
+  // Encoded on the loop thread in steps (core/state_machine.h,
+  // begin_snapshot): between two steps the loop serves clients and applies
+  // commands, which the image at snapshot_index_ never sees.
+  state_.begin_snapshot();
+  snapshot_index_ = applied_index_;
+  step_snapshot();
+}
+
+void Node::Impl::step_snapshot() {
+  if (!state_.snapshot_in_progress()) {
+    // reset_to_snapshot() replaced the state: that image is gone, and the
+    // new state has its own log position. Not a failure.
+    snapshot_in_flight_ = false;
+    maybe_finish_shutdown();
+    return;
+  }
+  if (!state_.snapshot_step(std::max<std::size_t>(options_.snapshot_step_sessions, 1))) {
+    post_guarded([](Impl& self) { self.step_snapshot(); });
+    return;
+  }
+  std::vector<std::string> pieces = state_.finish_snapshot();
+  std::size_t bytes = 0;
+  for (const std::string& piece : pieces) bytes += piece.size();
+  if (bytes < kJoinOnLoopBytes) {
+    save_snapshot(snapshot_index_, core::StateMachine::join_snapshot(std::move(pieces)));
+    return;
+  }
+  // Joining and checksumming hundreds of MB would stop the loop again: a
+  // helper thread does it and posts the bytes back.
+  if (snapshot_encoder_.joinable()) snapshot_encoder_.join();
+  snapshot_encoder_ = std::jthread([pieces = std::move(pieces), index = snapshot_index_, weak = weak_from_this(),
+                                    post = post_]() mutable {
+    std::string joined = core::StateMachine::join_snapshot(std::move(pieces));
+    post([weak, index, joined = std::move(joined)]() mutable {
+      if (auto self = weak.lock()) self->save_snapshot(index, std::move(joined));
+    });
+  });
 }
 
 bool Node::Impl::snapshot_in_child() {

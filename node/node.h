@@ -102,8 +102,11 @@ struct NodeOptions {
   // one that came due meanwhile starts when it finishes.
   std::uint64_t snapshot_every_commands = 100'000;
   std::uint64_t snapshot_every_bytes = 64u << 20;
-  // Where a snapshot is encoded. false: on the loop thread, which stops for
-  // the whole encoding (linear in the state: ~0.3 s at 1M sessions). true: in
+  // Where a snapshot is encoded. false: on the loop thread, in steps of
+  // snapshot_step_sessions sessions (core/state_machine.h, begin_snapshot):
+  // the loop serves clients and applies commands between the steps, and a
+  // session changed before its step is copied first; only the locks and
+  // keys are encoded in one go, at the start. true: in
   // a forked child (node/snapshot_child.h) that encodes a copy-on-write image
   // of the state at the snapshot's index while the loop goes on; the loop
   // pays for fork() (copying page tables) and, while the child lives, a
@@ -114,6 +117,9 @@ struct NodeOptions {
   // test VM: ~95 us per page) it made the loop slower than encoding in place
   // (docs/log-and-node.md, "Snapshots").
   bool snapshot_in_child = false;
+  // Sessions encoded per step of an in-place snapshot (about 1-2 ms each on
+  // this project's test VM at 10,000).
+  std::size_t snapshot_step_sessions = 10'000;
   // A timer proposal (ExpireSession/TimeoutWait/Tick) that failed with a
   // retryable error is proposed again after this long.
   std::chrono::milliseconds timer_retry{100};

@@ -96,8 +96,12 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
 
   // Snapshots.
   bool snapshot_in_flight_ = false;
-  // Waits for a snapshot child (NodeOptions::snapshot_in_child) and posts
-  // its bytes back; joined before the next one starts and on destruction.
+  log::LogIndex snapshot_index_ = 0;  // the index of the image being encoded in steps
+  // An image smaller than this is joined on the loop (cheaper than a thread).
+  static constexpr std::size_t kJoinOnLoopBytes = 4U << 20;
+  // Waits for a snapshot child (NodeOptions::snapshot_in_child), or joins a
+  // large image encoded in steps, and posts the bytes back; joined before
+  // the next one starts and on destruction.
   std::jthread snapshot_encoder_;
   std::uint64_t commands_since_snapshot_ = 0;
   std::uint64_t bytes_since_snapshot_ = 0;
@@ -189,6 +193,9 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   // Encodes the state (at applied_index_) in a forked child; false if the
   // fork failed (then nothing started).
   bool snapshot_in_child();
+  // Encodes the next NodeOptions::snapshot_step_sessions sessions of the
+  // image begun by maybe_snapshot(); posts itself again until it is done.
+  void step_snapshot();
   // Hands an encoded snapshot at `index` to the log (or fails it).
   void save_snapshot(log::LogIndex index, Result<std::string> bytes);
   void on_snapshot_saved(Status status);

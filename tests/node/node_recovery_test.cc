@@ -8,6 +8,7 @@
 #include <future>
 
 #include "log/rocksdb_log.h"
+#include "tests/support/eventually.h"
 #include "tests/node/node_test_util.h"
 
 namespace leasehold::node {
@@ -110,6 +111,43 @@ TEST(NodeRecovery, ASnapshotThatCameDueWhileOneWasInFlightStartsWhenItFinishes) 
   // No further command arrives: the due snapshot starts from the first one's end.
   ASSERT_TRUE(h.loop().run_until([&] { return h.node().stats().snapshots_saved == 2; }));
   EXPECT_EQ(h.node().stats().log.snapshot, 25u);
+}
+
+TEST(NodeRecovery, ASnapshotEncodedInStepsIsItsIndexsStateThoughCommandsAppliedBetweenTheSteps) {
+  NodeOptions options;
+  options.snapshot_every_commands = 20;
+  options.snapshot_step_sessions = 1;  // 20 steps, each a task of its own on the loop
+  NodeHarness h(options);
+  h.open();
+  for (int i = 0; i < 20; ++i) h.open_session(60'000);  // sessions 1..20; the image of index 20 begins
+  const std::string at_index_20 = h.node().state().snapshot();
+  // Each command below is synced before the loop runs again, so it applies
+  // a few steps later: while the image is still being encoded.
+  const auto commit_between_steps = [&h](core::CommandBody body) {
+    const log::LogIndex next = h.node().stats().log.last + 1;
+    std::optional<core::ApplyResult> result;
+    core::Command command;
+    command.body = std::move(body);
+    const int appends = h.control().append_count();
+    h.node().propose(std::move(command), [&result](const core::ApplyResult& r) { result = r; });
+    ASSERT_TRUE(h.loop().run_until([&] { return h.control().append_count() > appends; }));
+    ASSERT_TRUE(::leasehold::testing::eventually([&] { return h.node().stats().log.last >= next; },
+                                                 std::chrono::seconds(10), std::chrono::milliseconds(1)));
+    ASSERT_TRUE(h.loop().run_until([&] { return result.has_value(); }));
+    ASSERT_FALSE(result->reply.is_error()) << result->reply.error.to_string();
+    ASSERT_EQ(h.node().stats().snapshots_saved, 0u) << "the image was finished before the command applied";
+  };
+  commit_between_steps(core::SetSessionTtl{19, 30'000});  // not encoded yet: copied first
+  commit_between_steps(core::CloseSession{20});           // likewise
+  commit_between_steps(core::OpenSession{60'000, "late"});  // above the image's revision
+  ASSERT_TRUE(h.loop().run_until([&] { return h.node().stats().snapshots_saved == 1; }));
+  EXPECT_EQ(h.node().stats().log.snapshot, 20u);
+  const std::string image = h.node().state().snapshot();
+  h.close();
+  h.open();
+  EXPECT_EQ(h.node().stats().replayed_entries, 3u);
+  EXPECT_EQ(h.node().state().snapshot(), image);
+  EXPECT_NE(image, at_index_20);
 }
 
 TEST(NodeRecovery, SnapshotByBytes) {

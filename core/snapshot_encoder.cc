@@ -1,0 +1,216 @@
+// core/snapshot_encoder.cc: writes the snapshot image (layout in
+// docs/core.md), whole (encode_snapshot) or in steps (SnapshotEncoder).
+// Encoding is canonical (everything sorted: sessions by id, taken from the
+// ordered id list the state keeps; locks and keys by name, sorted here), so
+// equal states give equal bytes.
+#include "core/snapshot_encoder.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/assert.h"
+#include "core/snapshot_format.h"
+#include "core/state.h"
+
+namespace leasehold::core::detail {
+namespace {
+
+template <typename Map>
+std::vector<typename Map::const_pointer> sorted_by_key(const Map& m) {
+  std::vector<typename Map::const_pointer> v;
+  v.reserve(m.size());
+  for (const auto& kv : m) v.push_back(&kv);
+  std::sort(v.begin(), v.end(), [](auto a, auto b) { return a->first < b->first; });
+  return v;
+}
+
+void put_reply(ByteWriter& w, const Reply& r) {
+  w.u8(static_cast<std::uint8_t>(r.code));
+  w.u8(static_cast<std::uint8_t>(r.error.code()));
+  w.bytes(r.error.message());
+  w.varint(r.token);
+  w.varint(r.session);
+  w.varint(r.count);
+  w.boolean(r.value.has_value());
+  if (r.value) w.bytes(*r.value);
+}
+
+// Everything after the sessions section.
+std::string encode_tail(const CoreState& s) {
+  ByteWriter w;
+  w.varint(s.locks.size());
+  for (const auto* kv : sorted_by_key(s.locks)) {
+    const Lock& l = kv->second;
+    w.bytes(kv->first);
+    w.u8(static_cast<std::uint8_t>((l.semaphore ? 1U : 0U) | (l.compat ? 2U : 0U)));
+    w.varint(l.limit);
+    w.varint(l.last_token);
+    w.varint(l.delay_until);
+    w.varint(l.holders.size());
+    for (const Holder& h : l.holders) {
+      w.varint(h.session);
+      w.varint(h.token);
+      w.varint(h.acquired_at);
+      w.varint(h.delay_ms);
+      w.varint(h.seq);
+      w.u8(static_cast<std::uint8_t>(h.mode));
+    }
+    w.varint(l.waiters.size());
+    for (const Waiter& x : l.waiters) {
+      w.varint(x.session);
+      w.varint(x.seq);
+      w.varint(x.queued_at);
+      w.varint(x.deadline);
+      w.varint(x.delay_ms);
+      w.u8(static_cast<std::uint8_t>(x.mode));
+    }
+  }
+
+  w.varint(s.fence.size());
+  for (const auto* kv : sorted_by_key(s.fence)) {
+    w.bytes(kv->first);
+    w.bytes(kv->second.value);
+    w.varint(kv->second.token);
+  }
+
+  w.varint(s.compat.size());
+  for (const auto* kv : sorted_by_key(s.compat)) {
+    w.bytes(kv->first);
+    w.bytes(kv->second.value);
+    w.varint(kv->second.token);
+    w.varint(kv->second.session);
+  }
+  return w.take();
+}
+
+// A piece is closed once it holds this much, so no single buffer grows (and
+// is copied on growth) without bound while the loop waits.
+constexpr std::size_t kPieceBytes = 1U << 20;
+
+}  // namespace
+
+std::uint32_t snapshot_crc(std::string_view bytes, std::uint32_t crc) {
+  uLong c = crc;
+  std::size_t pos = 0;
+  while (pos < bytes.size()) {  // zlib takes uInt lengths
+    const std::size_t n = std::min<std::size_t>(bytes.size() - pos, 1U << 30);
+    c = crc32(c, reinterpret_cast<const Bytef*>(bytes.data() + pos), static_cast<uInt>(n));
+    pos += n;
+  }
+  return static_cast<std::uint32_t>(c);
+}
+
+void put_session(ByteWriter& w, SessionId id, const Session& sess, bool users) {
+  w.varint(id);
+  w.varint(sess.ttl_ms);
+  w.varint(sess.opened_at);
+  w.boolean(sess.compat);
+  w.bytes(sess.owner);
+  if (users) w.bytes(sess.user);
+  w.boolean(sess.idem != nullptr);
+  if (sess.idem) {
+    std::vector<const IdemEntry*> entries;
+    entries.reserve(sess.idem->entries.size());
+    for (const IdemEntry& e : sess.idem->entries) entries.push_back(&e);
+    std::sort(entries.begin(), entries.end(), [](auto a, auto b) { return a->seq < b->seq; });
+    w.varint(sess.idem->high);
+    w.varint(entries.size());
+    for (const IdemEntry* e : entries) {
+      w.varint(e->seq);
+      put_reply(w, e->reply);
+    }
+  }
+}
+
+SnapshotEncoder::SnapshotEncoder(const CoreState& s)
+    : through_(s.revision), expected_(s.sessions.size()), users_(s.sessions_with_user != 0) {
+  current_.raw(kSnapshotMagic);
+  current_.u8(users_ ? kSnapshotVersionUsers : kSnapshotVersionNoUsers);
+  current_.varint(s.revision);
+  current_.varint(s.last_now);
+  current_.varint(s.paused_until);
+  current_.varint(s.sessions.size());
+  tail_ = encode_tail(s);
+}
+
+void SnapshotEncoder::before_change(const CoreState& s, SessionId id) {
+  if (done_ || id < next_ || id > through_ || copies_.contains(id)) return;
+  const auto found = s.sessions.find(id);
+  if (found == s.sessions.end()) return;
+  ByteWriter w;
+  put_session(w, id, found->second, users_);
+  copies_.emplace(id, w.take());
+}
+
+bool SnapshotEncoder::step(const CoreState& s, std::size_t max_sessions) {
+  if (done_) return true;
+  constexpr SessionId kNone = std::numeric_limits<SessionId>::max();
+  const std::vector<SessionId>& ids = s.session_order.ids;
+  auto live = std::lower_bound(ids.begin(), ids.end(), next_);
+  auto copy = copies_.lower_bound(next_);
+  for (std::size_t n = 0; n < max_sessions; ++n) {
+    const SessionId live_id = live != ids.end() && *live <= through_ ? *live : kNone;
+    const SessionId copy_id = copy != copies_.end() ? copy->first : kNone;
+    const SessionId id = std::min(live_id, copy_id);
+    if (id == kNone) {
+      done_ = true;
+      break;
+    }
+    if (copy_id == id) {
+      current_.raw(copy->second);
+      ++written_;
+      copy = copies_.erase(copy);
+    } else if (const auto found = s.sessions.find(id); found != s.sessions.end()) {
+      put_session(current_, id, found->second, users_);
+      ++written_;
+    }  // else a stale id: the session ended before begin
+    if (live_id == id) ++live;
+    next_ = id + 1;
+    if (current_.buffer().size() >= kPieceBytes) {
+      pieces_.push_back(current_.take());
+      current_.buffer().clear();
+    }
+  }
+  if (done_) {
+    LEASEHOLD_ASSERT(written_ == expected_, "snapshot wrote {} of the {} sessions live at its start", written_,
+                     expected_);
+    LEASEHOLD_ASSERT(copies_.empty(), "snapshot left {} copied sessions unwritten", copies_.size());
+  }
+  return done_;
+}
+
+std::vector<std::string> SnapshotEncoder::finish() {
+  LEASEHOLD_ASSERT(done_, "snapshot finished before its last session was written");
+  pieces_.push_back(current_.take());
+  pieces_.push_back(std::move(tail_));
+  return std::move(pieces_);
+}
+
+std::string SnapshotEncoder::join(std::vector<std::string> pieces) {
+  std::size_t total = 4;
+  for (const std::string& p : pieces) total += p.size();
+  std::string out;
+  out.reserve(total);
+  std::uint32_t crc = 0;
+  for (const std::string& p : pieces) {
+    crc = snapshot_crc(p, crc);
+    out += p;
+  }
+  ByteWriter tail;
+  tail.u32_fixed(crc);
+  out += tail.buffer();
+  return out;
+}
+
+std::string encode_snapshot(const CoreState& s) {
+  SnapshotEncoder encoder(s);
+  encoder.step(s, std::numeric_limits<std::size_t>::max());
+  return SnapshotEncoder::join(encoder.finish());
+}
+
+}  // namespace leasehold::core::detail

@@ -1,0 +1,28 @@
+// core/snapshot_format.h: the constants of the snapshot image shared by its
+// encoder (snapshot_encoder.cc) and decoder (snapshot.cc,
+// snapshot_decode.cc). Layout in docs/core.md.
+//
+// Thread-safety: constants and a pure function.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace leasehold::core::detail {
+
+inline constexpr std::string_view kSnapshotMagic = "LHSM";
+// Versions: 1 the original layout; 2 adds paused_until (the Reopen
+// quarantine) after last_now; 3 also adds each session's user after its
+// owner. An image whose sessions all have no user is written as version 2
+// (so images without users keep one encoding); all three are read.
+inline constexpr std::uint8_t kSnapshotVersionNoUsers = 2;
+inline constexpr std::uint8_t kSnapshotVersionUsers = 3;
+// Hard cap per string, beside "fits the input".
+inline constexpr std::size_t kSnapshotMaxString = 64U << 20;
+
+// The image's checksum (CRC-32) over `bytes`, continuing from `crc` (0 to
+// start): crc(a + b) == snapshot_crc(b, snapshot_crc(a, 0)).
+std::uint32_t snapshot_crc(std::string_view bytes, std::uint32_t crc = 0);
+
+}  // namespace leasehold::core::detail
