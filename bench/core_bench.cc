@@ -216,6 +216,29 @@ void BM_SnapshotLongestPause(benchmark::State& state) {
   state.counters["longest_step_ms"] = longest_step_ms;
   state.counters["steps"] = steps;
 }
+// The longest single apply() while opening N sessions: a hash table that
+// grows rehashes (relinks) every node in one call. Counters: longest_ms,
+// and the session count at which it happened.
+void BM_OpenLongestApply(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  for (auto _ : state) {
+    StateMachine sm;
+    double longest_ms = 0, at = 0;
+    for (std::int64_t i = 0; i < state.range(0); ++i) {
+      const Clock::time_point t = Clock::now();
+      open(sm);
+      const double took = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+      if (took > longest_ms) {
+        longest_ms = took;
+        at = static_cast<double>(i);
+      }
+    }
+    state.counters["longest_ms"] = longest_ms;
+    state.counters["at_sessions"] = at;
+  }
+}
+BENCHMARK(BM_OpenLongestApply)->Arg(1'000'000)->Iterations(1)->Unit(benchmark::kMillisecond);
+
 BENCHMARK(BM_SnapshotLongestPause)->Arg(1'000'000)->Iterations(3)->Unit(benchmark::kMillisecond);
 
 }  // namespace

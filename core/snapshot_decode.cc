@@ -30,7 +30,6 @@ bool read_mode(ByteReader& in, LockMode& mode) {
 Status read_sessions(ByteReader& in, CoreState& s, bool with_users) {
   const std::size_t n = in.count(6);
   s.sessions.reserve(n);  // one allocation of the buckets, no rehash while filling
-  s.session_order.ids.reserve(n);
   SessionId prev = 0;
   for (std::size_t i = 0; i < n && in.ok(); ++i) {
     const SessionId id = in.varint();

@@ -150,7 +150,7 @@ void SnapshotEncoder::before_change(const CoreState& s, SessionId id) {
 bool SnapshotEncoder::step(const CoreState& s, std::size_t max_sessions) {
   if (done_) return true;
   constexpr SessionId kNone = std::numeric_limits<SessionId>::max();
-  const std::vector<SessionId>& ids = s.session_order.ids;
+  const auto& ids = s.session_order.ids;
   auto live = std::lower_bound(ids.begin(), ids.end(), next_);
   auto copy = copies_.lower_bound(next_);
   for (std::size_t n = 0; n < max_sessions; ++n) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <set>
@@ -24,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/incremental_map.h"
 #include "core/fifo_queue.h"
 #include "core/command.h"
 #include "core/reply.h"
@@ -100,8 +102,11 @@ struct Session {
 // is a binary search, not a scan). Ids only grow (each is the revision that
 // opened it), so an open appends. An ended session stays as a stale entry
 // until the stale ones outnumber the live ones (then one O(n) compaction).
+//
+// A std::deque, not a vector: it grows a block at a time instead of copying
+// (and on a VM page-faulting) every id at each doubling.
 struct SessionOrder {
-  std::vector<SessionId> ids;
+  std::deque<SessionId> ids;
   std::size_t stale = 0;
 };
 
@@ -114,7 +119,8 @@ struct CoreState {
   // A Reopen quarantine: no grant before this log time (0 = none). Every
   // lock carries it as its lock-delay; new locks get it when created.
   LogMillis paused_until = 0;
-  std::unordered_map<SessionId, Session> sessions;
+  // Grows without rehashing every session at once (common/incremental_map.h).
+  IncrementalMap<SessionId, Session> sessions;
   SessionOrder session_order;  // kept by note_session_opened / note_session_ended
   LockMap locks;
   StringMap<FencedValue> fence;

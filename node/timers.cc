@@ -43,7 +43,6 @@ void Timers::start_session(core::SessionId id, std::uint64_t ttl_ms, TimePoint n
 
 void Timers::arm_sessions(const std::vector<std::pair<core::SessionId, std::uint64_t>>& sessions, TimePoint now) {
   sessions_.reserve(sessions_.size() + sessions.size());
-  deadlines_.reserve(deadlines_.size() + sessions.size());
   // Sessions already armed keep their heap entries (moved in place by
   // start_session); new ones are appended and ordered by one build().
   for (const auto& [id, ttl_ms] : sessions) {

@@ -21,10 +21,10 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "common/incremental_map.h"
 #include "core/types.h"
 #include "leasehold/status.h"
 #include "node/clock.h"
@@ -83,7 +83,8 @@ class Timers {
   void set_deadline(core::SessionId id, SessionTimer& t, TimePoint deadline);
   void disarm(SessionTimer& t);
 
-  std::unordered_map<core::SessionId, SessionTimer> sessions_;
+  // Grows without rehashing every session at once (common/incremental_map.h).
+  IncrementalMap<core::SessionId, SessionTimer> sessions_;
   DeadlineHeap deadlines_;  // armed sessions
   std::map<std::pair<std::string, core::SessionId>, TimePoint> waits_;
   std::set<std::tuple<TimePoint, std::string, core::SessionId>> wait_deadlines_;

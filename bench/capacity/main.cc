@@ -25,6 +25,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "bench/capacity/page_fault_probe.h"
 #include "bench/capacity/server_run.h"
 #include "bench/capacity/session_load.h"
 #include "bench/capacity/stall_probe.h"
@@ -32,6 +33,8 @@
 namespace {
 
 using leasehold::bench::Endpoint;
+using leasehold::bench::PageFaultCost;
+using leasehold::bench::probe_page_faults;
 using leasehold::bench::ServerRun;
 using leasehold::bench::StallProbe;
 using leasehold::bench::StallWindow;
@@ -260,8 +263,13 @@ std::string format_rows(const std::vector<PhaseRow>& rows, double stall_ms) {
   return out.str();
 }
 
-std::string format_goals(const std::vector<PhaseRow>& rows, double stall_ms) {
+std::string format_goals(const std::vector<PhaseRow>& rows, double stall_ms, const PageFaultCost& faults) {
   std::ostringstream out;
+  if (faults.us_per_page > 0) {
+    out << "limit: first write to fresh memory " << fmt("%.2f us per 4 KiB page", faults.us_per_page) << ", "
+        << fmt("%.1f ms per 10 MiB", faults.ms_per_10_mib)
+        << " (this machine; a table that grows by 10 MiB in one step stalls at least that long)\n";
+  }
   out << "Goals (issue 14):\n";
   const PhaseRow* ten = nullptr;
   for (const auto& r : rows) {
@@ -324,8 +332,14 @@ int main(int argc, char** argv) {
   o.io_timeout = std::chrono::milliseconds(io_timeout_ms);
 
   double stall_ms = o.stall_ms;
+  const PageFaultCost faults_before = probe_page_faults();
   auto rows = CapacityRun(o).run();
-  std::cout << "\n" << format_rows(rows, stall_ms) << '\n' << format_goals(rows, stall_ms);
+  const PageFaultCost faults_after = probe_page_faults();
+  PageFaultCost faults = faults_before;  // the lower of the two: the machine's cost, not its noise
+  if (faults_after.us_per_page > 0 && (faults.us_per_page < 0 || faults_after.us_per_page < faults.us_per_page)) {
+    faults = faults_after;
+  }
+  std::cout << "\n" << format_rows(rows, stall_ms) << '\n' << format_goals(rows, stall_ms, faults);
   for (const auto& r : rows) {
     if (!r.error.empty()) return 1;
   }

@@ -1,0 +1,102 @@
+// common/incremental_map.h against std::unordered_map: random inserts,
+// erases (by key and by iterator) and lookups across many growths; after
+// every operation the sizes agree, and periodically the whole contents and
+// the addresses of the values (which must never move) are compared.
+#include "common/incremental_map.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <unordered_map>
+
+namespace leasehold {
+namespace {
+
+TEST(IncrementalMap, MatchesAnUnorderedMapAndNeverMovesAValue) {
+  IncrementalMap<std::uint64_t, std::uint64_t> map;
+  std::unordered_map<std::uint64_t, std::uint64_t> model;
+  std::unordered_map<std::uint64_t, const std::uint64_t*> address;
+  std::mt19937_64 rng(7);
+  std::uint64_t next_key = 1;
+  for (int step = 0; step < 400'000; ++step) {
+    const std::uint64_t op = rng() % 10;
+    if (op < 6) {  // insert a new key (mostly ascending, like session ids)
+      const std::uint64_t key = rng() % 8 == 0 ? rng() % (next_key + 1) : next_key++;
+      auto [it, inserted] = map.try_emplace(key, key * 3);
+      const bool model_inserted = model.try_emplace(key, key * 3).second;
+      ASSERT_EQ(inserted, model_inserted) << key;
+      ASSERT_EQ(it->first, key);
+      if (inserted) address[key] = &it->second;
+      ASSERT_EQ(address[key], &it->second) << "the value of " << key << " moved";
+    } else if (op < 8 && !model.empty()) {  // erase by key
+      const std::uint64_t key = rng() % next_key;
+      ASSERT_EQ(map.erase(key), model.erase(key)) << key;
+      address.erase(key);
+    } else if (op < 9) {  // erase by iterator, through find
+      const std::uint64_t key = rng() % next_key;
+      auto it = map.find(key);
+      ASSERT_EQ(it != map.end(), model.contains(key)) << key;
+      if (it != map.end()) {
+        ASSERT_EQ(it->second, key * 3);
+        map.erase(it);
+        model.erase(key);
+        address.erase(key);
+      }
+    } else {  // lookups, with operator[] on an existing key
+      const std::uint64_t key = rng() % next_key;
+      ASSERT_EQ(map.contains(key), model.contains(key)) << key;
+      ASSERT_EQ(map.count(key), model.count(key)) << key;
+      if (model.contains(key)) {
+        ASSERT_EQ(&map[key], address[key]);
+        ASSERT_EQ(map[key], key * 3);
+      }
+    }
+    ASSERT_EQ(map.size(), model.size());
+    if (step % 20'000 == 0 || step == 399'999) {
+      std::map<std::uint64_t, std::uint64_t> seen;
+      for (const auto& [k, v] : map) {
+        ASSERT_TRUE(seen.emplace(k, v).second) << "key " << k << " iterated twice";
+        ASSERT_EQ(address[k], &v);
+      }
+      const auto& const_map = map;
+      std::size_t const_count = 0;
+      for (auto it = const_map.begin(); it != const_map.end(); ++it) ++const_count;
+      ASSERT_EQ(const_count, seen.size());
+      const std::map<std::uint64_t, std::uint64_t> want(model.begin(), model.end());
+      ASSERT_EQ(seen, want);
+    }
+  }
+  EXPECT_GT(model.size(), 50'000U);  // grew through many tables
+}
+
+TEST(IncrementalMap, AGrowthIsSpreadOverTheInsertsThatFollowIt) {
+  using Map = IncrementalMap<std::uint64_t, int>;
+  Map map;
+  std::size_t growths = 0;
+  std::size_t draining = 0;
+  for (std::uint64_t k = 0; k < 200'000; ++k) {
+    map[k] = static_cast<int>(k);
+    const std::size_t now = map.draining();
+    if (now > draining) {
+      ++growths;
+      EXPECT_GE(now + Map::kMovesPerInsert, k / 2) << "a growth moved most elements at once";
+    } else {
+      EXPECT_LE(draining - now, Map::kMovesPerInsert) << "one insert moved too many";
+    }
+    draining = now;
+    if (k % 997 == 0) {
+      for (std::uint64_t probe = 0; probe <= k; probe += 101) ASSERT_EQ(map.find(probe)->second, probe);
+    }
+  }
+  EXPECT_GE(growths, 10U);
+  map.reserve(400'000);  // finishes any drain
+  EXPECT_EQ(map.draining(), 0U);
+  std::size_t n = 0;
+  for (const auto& kv : map) n += kv.first == static_cast<std::uint64_t>(kv.second) ? 1 : 0;
+  EXPECT_EQ(n, 200'000U);
+}
+
+}  // namespace
+}  // namespace leasehold
