@@ -114,6 +114,10 @@ std::string info_text(Server& server, std::string_view section) {
     out += fmt::format("process_id:{}\r\n", static_cast<long>(getpid()));
     out += fmt::format("uptime_in_seconds:{}\r\n",
                        std::chrono::duration_cast<std::chrono::seconds>(up).count());
+    const LoopTurnMeter::Stats& turns = server.loop_turns();
+    out += fmt::format("loop_longest_turn_ms:{:.1f}\r\n", turns.longest_ms);
+    out += fmt::format("loop_turns_over_10ms:{}\r\n", turns.over_10ms);
+    out += fmt::format("loop_turns_over_100ms:{}\r\n", turns.over_100ms);
     out += "\r\n";
   }
   if (all || iequals(section, "log")) {

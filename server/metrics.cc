@@ -108,6 +108,11 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                 .Help("Latency of the log's synced write (embedded mode: RocksDB Put with sync=true)")
                 .Register(r)
                 .Add({}, latency_buckets());
+  loop_turn_ = &prometheus::BuildHistogram()
+                   .Name("leasehold_loop_turn_seconds")
+                   .Help("Busy time of each event-loop turn (not waiting in poll): the longest ones are stalls")
+                   .Register(r)
+                   .Add({}, latency_buckets());
   etcd_txn_ = &prometheus::BuildHistogram()
                    .Name("leasehold_etcd_txn_seconds")
                    .Help("Latency of the etcd append transaction (cluster mode)")
@@ -209,6 +214,7 @@ void Metrics::observe_commit(std::size_t commands, std::chrono::steady_clock::du
 }
 
 void Metrics::observe_fsync(std::chrono::steady_clock::duration latency) { fsync_->Observe(seconds(latency)); }
+void Metrics::observe_loop_turn(double seconds) { loop_turn_->Observe(seconds); }
 
 void Metrics::count_keepalive() {
   keepalives_->Increment();

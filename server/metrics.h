@@ -83,6 +83,7 @@ class Metrics {
   void record(const AuditEvent& event);
   void observe_commit(std::size_t commands, std::chrono::steady_clock::duration latency, bool ok, bool cluster);
   void observe_fsync(std::chrono::steady_clock::duration latency);  // any thread
+  void observe_loop_turn(double seconds);  // one event-loop turn's busy time
   void count_keepalive();
 
   // Keepalives per second over the last 10 complete seconds.
@@ -108,6 +109,7 @@ class Metrics {
   prometheus::Histogram* commit_;
   prometheus::Counter* commit_failures_;
   prometheus::Histogram* fsync_;
+  prometheus::Histogram* loop_turn_;
   prometheus::Histogram* etcd_txn_;
   prometheus::Counter* failovers_;
   prometheus::Counter* step_downs_;

@@ -107,8 +107,10 @@ Status Server::start() {
   if (Status st = load_tls(); !st) return st;
   if (uv_loop_init(&loop_) != 0) return Status(ErrorCode::kIoError, "cannot create the event loop");
   loop_initialized_ = true;
+  if (Status st = LoopTurnMeter::enable(&loop_); !st) return st;
   executor_ = std::make_unique<LoopExecutor>(&loop_, [] {});
   obs_ = std::make_unique<Observability>(*this);
+  loop_turns_ = LoopTurnMeter([m = &obs_->metrics()](double seconds) { m->observe_loop_turn(seconds); });
 
   if (config_.cluster.enabled()) {
     cluster::ClusterOptions co = config_.cluster;
@@ -176,7 +178,11 @@ Status Server::start() {
   stop_async_.data = this;
   handles_open_ = true;
 
-  uv_prepare_start(&prepare_, [](uv_prepare_t* h) { static_cast<Server*>(h->data)->arm_node_timer(); });
+  uv_prepare_start(&prepare_, [](uv_prepare_t* h) {
+    auto* self = static_cast<Server*>(h->data);
+    self->loop_turns_.on_turn(&self->loop_);
+    self->arm_node_timer();
+  });
   uv_signal_start(&sigint_, [](uv_signal_t* h, int) { static_cast<Server*>(h->data)->begin_shutdown("SIGINT"); },
                   SIGINT);
   uv_signal_start(&sigterm_, [](uv_signal_t* h, int) { static_cast<Server*>(h->data)->begin_shutdown("SIGTERM"); },

@@ -49,6 +49,7 @@
 #include "server/config.h"
 #include "server/data_dir_lock.h"
 #include "server/loop_executor.h"
+#include "server/loop_turn_meter.h"
 #include "server/observability.h"
 #include "server/precise_timer.h"
 #include "server/responder.h"
@@ -88,6 +89,8 @@ class Server {
   node::Node& node() { return *node_; }
   // Cluster mode: the member (its campaign status for INFO); nullptr embedded.
   const cluster::ClusterMember* cluster() const { return cluster_.get(); }
+  // How long the event loop's turns kept it busy (loop thread).
+  const LoopTurnMeter::Stats& loop_turns() const { return loop_turns_.stats(); }
   bool shutting_down() const { return shutting_down_; }
 
   // --- for handlers ---
@@ -195,6 +198,7 @@ class Server {
   uv_signal_t sigterm_{};
   uv_signal_t sighup_{};
   uv_prepare_t prepare_{};
+  LoopTurnMeter loop_turns_;
   PreciseTimer node_timer_;                  // the node's next timer deadline
   std::optional<node::TimePoint> node_timer_at_;  // what node_timer_ is armed for
   uv_timer_t idle_timer_{};

@@ -1,0 +1,31 @@
+#include "server/loop_turn_meter.h"
+
+#include <string>
+
+namespace leasehold::server {
+
+Status LoopTurnMeter::enable(uv_loop_t* loop) {
+  if (int rc = uv_loop_configure(loop, UV_METRICS_IDLE_TIME); rc != 0) {
+    return Status(ErrorCode::kIoError, std::string("cannot measure the event loop's idle time: ") + uv_strerror(rc));
+  }
+  return Status::ok();
+}
+
+void LoopTurnMeter::on_turn(uv_loop_t* loop) {
+  const std::uint64_t now = uv_hrtime();
+  const std::uint64_t idle = uv_metrics_idle_time(loop);
+  if (last_ns_ != 0) {
+    const std::uint64_t wall = now - last_ns_;
+    const std::uint64_t waited = idle - last_idle_ns_;
+    const double busy_ms = wall > waited ? static_cast<double>(wall - waited) / 1e6 : 0.0;
+    ++stats_.turns;
+    if (busy_ms > stats_.longest_ms) stats_.longest_ms = busy_ms;
+    if (busy_ms > 10) ++stats_.over_10ms;
+    if (busy_ms > 100) ++stats_.over_100ms;
+    if (observe_) observe_(busy_ms / 1e3);
+  }
+  last_ns_ = now;
+  last_idle_ns_ = idle;
+}
+
+}  // namespace leasehold::server

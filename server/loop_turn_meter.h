@@ -1,0 +1,47 @@
+// server/loop_turn_meter.h: how long each turn of the event loop kept it
+// busy, as the server itself sees it: the wall time from one turn to the
+// next minus the time libuv spent waiting in poll (libuv's idle-time
+// metric). A turn that runs for 300 ms answers no PING, accepts no
+// connection and fires no timer for 300 ms, whatever the clients see; a
+// client-side probe (bench/capacity) mixes that with plain queueing.
+//
+// Use: enable() on the loop before it runs, then on_turn() once per turn
+// (the server calls it from its prepare handle, just before poll).
+// Thread-safety: loop thread only; stats() too.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "leasehold/status.h"
+
+namespace leasehold::server {
+
+class LoopTurnMeter {
+ public:
+  struct Stats {
+    double longest_ms = 0;          // since start
+    std::uint64_t turns = 0;
+    std::uint64_t over_10ms = 0;
+    std::uint64_t over_100ms = 0;
+  };
+
+  // Turns on libuv's idle-time metric for `loop` (kIoError if libuv refuses).
+  static Status enable(uv_loop_t* loop);
+
+  // `observe` (optional) gets each turn's busy time in seconds (a histogram).
+  explicit LoopTurnMeter(std::function<void(double)> observe = {}) : observe_(std::move(observe)) {}
+
+  void on_turn(uv_loop_t* loop);
+  const Stats& stats() const { return stats_; }
+
+ private:
+  std::function<void(double)> observe_;
+  std::uint64_t last_ns_ = 0;       // uv_hrtime() at the previous turn (0 = none yet)
+  std::uint64_t last_idle_ns_ = 0;  // uv_metrics_idle_time() then
+  Stats stats_;
+};
+
+}  // namespace leasehold::server
