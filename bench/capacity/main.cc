@@ -67,6 +67,11 @@ struct PhaseRow {
   StallWindow stalls;
   bool probed = false;
   std::string error;
+  // The server's own meter (INFO loop_turns_over_10ms during the phase,
+  // loop_longest_turn_ms since the server started): its stalls, apart
+  // from the probe's queueing. Empty when not read.
+  std::string server_turns;
+  double server_longest_ms = -1;
 };
 
 std::string fmt(const char* format, double v) {
@@ -108,6 +113,17 @@ class CapacityRun {
               << std::endl;
   }
 
+  // Fills row.server_turns from INFO; `over_before` is the count of turns
+  // over 10 ms at the phase's start (updated to the count now).
+  void read_server_turns(const ServerRun& server, PhaseRow& row, std::int64_t& over_before) {
+    auto over = server.info_field("loop_turns_over_10ms", o_.io_timeout);
+    auto longest = server.info_number("loop_longest_turn_ms", o_.io_timeout);
+    if (!over || !longest) return;
+    row.server_turns = std::to_string(*over - over_before) + fmt(" (%.1f ms)", *longest);
+    row.server_longest_ms = *longest;
+    over_before = *over;
+  }
+
   void finish_probe(PhaseRow& row, StallProbe& probe) {
     row.stalls = probe.take();
     row.probed = true;
@@ -127,7 +143,7 @@ class CapacityRun {
     spec.extra_args.insert(spec.extra_args.end(), o_.server_args.begin(), o_.server_args.end());
     ServerRun server(spec);
     auto fail = [&](const std::string& phase, const std::string& why) {
-      PhaseRow r{n, phase, "-", 0, -1, {}, false, why};
+      PhaseRow r{n, phase, "-", 0, -1, {}, false, why, "", -1};
       progress(r);
       rows.push_back(std::move(r));
     };
@@ -138,7 +154,7 @@ class CapacityRun {
 
     // Idle: the probe's own noise floor on this machine.
     {
-      PhaseRow r{n, "idle (probe noise)", "", 0, -1, {}, false, ""};
+      PhaseRow r{n, "idle (probe noise)", "", 0, -1, {}, false, "", "", -1};
       std::this_thread::sleep_for(std::chrono::seconds(2));  // the measured idle window
       r.rss = server.rss_bytes();
       finish_probe(r, probe);
@@ -147,12 +163,13 @@ class CapacityRun {
       rows.push_back(r);
     }
     std::uint64_t base_rss = server.rss_bytes();
+    std::int64_t turns_over = server.info_field("loop_turns_over_10ms", o_.io_timeout).value_or(0);
 
     // Open.
     auto snaps_before = server.info_field("snapshots_saved", o_.io_timeout).value_or(-1);
     auto opened = leasehold::bench::open_sessions(server.endpoint(), n, o_.ttl_ms, o_.open_connections,
                                                   o_.open_depth, deadline(), o_.io_timeout);
-    PhaseRow open{n, "open", "", server.rss_bytes(), -1, {}, false, opened.error};
+    PhaseRow open{n, "open", "", server.rss_bytes(), -1, {}, false, opened.error, "", -1};
     finish_probe(open, probe);
     // INFO runs on the loop too (and is slow with many sessions): only
     // between windows, with the probe stopped, and timed as its own row.
@@ -161,6 +178,7 @@ class CapacityRun {
     auto snaps_after = server.info_field("snapshots_saved", o_.io_timeout).value_or(-1);
     double info_s = std::chrono::duration<double>(Clock::now() - info_start).count();
     auto live = server.info_field("sessions", o_.io_timeout).value_or(-1);
+    read_server_turns(server, open, turns_over);
     if (!opened.ids.empty() && open.rss > base_rss) {
       open.rss_per_session = static_cast<double>(open.rss - base_rss) / static_cast<double>(opened.ids.size());
     }
@@ -170,7 +188,7 @@ class CapacityRun {
     progress(open);
     rows.push_back(open);
     {
-      PhaseRow info{n, "one INFO", fmt("%.3f s round trip (on an idle server)", info_s), 0, -1, {}, true, ""};
+      PhaseRow info{n, "one INFO", fmt("%.3f s round trip (on an idle server)", info_s), 0, -1, {}, true, "", "", -1};
       info.stalls.max_ms = info_s * 1000;  // the loop answers nobody else meanwhile
       if (info.stalls.max_ms > o_.stall_ms) info.stalls.over.push_back({0, info.stalls.max_ms});
       progress(info);
@@ -183,8 +201,9 @@ class CapacityRun {
     auto ka = leasehold::bench::keepalive_load(server.endpoint(), opened.ids, o_.keepalive_connections,
                                                o_.keepalive_threads, std::chrono::milliseconds(o_.keepalive_ms),
                                                o_.io_timeout);
-    PhaseRow kr{n, "keepalive", "", server.rss_bytes(), -1, {}, false, ka.error};
+    PhaseRow kr{n, "keepalive", "", server.rss_bytes(), -1, {}, false, ka.error, "", -1};
     finish_probe(kr, probe);
+    read_server_turns(server, kr, turns_over);
     kr.result = fmt("%.0f keepalives/s", ka.per_s) + fmt(" from %.0f conns", o_.keepalive_connections) +
                 fmt(" (RTT p50 %.2f ms", ka.p50_ms) + fmt(", p99 %.2f ms)", ka.p99_ms);
     progress(kr);
@@ -203,11 +222,14 @@ class CapacityRun {
       Clock::time_point t2 = Clock::now();
       if (auto s = probe.start(deadline()); !s) return fail("restart (" + how + ")", "stall probe: " + s.to_string());
       std::this_thread::sleep_for(std::chrono::milliseconds(o_.after_restart_ms));  // the measured window
-      PhaseRow rr{n, "restart (" + how + ")", "", server.rss_bytes(), -1, {}, false, ""};
+      PhaseRow rr{n, "restart (" + how + ")", "", server.rss_bytes(), -1, {}, false, "", "", -1};
       finish_probe(rr, probe);
       probe.stop();  // INFO below: outside the window
       auto after = server.info_field("sessions", o_.io_timeout).value_or(-1);
       auto replayed = server.info_field("replayed_entries", o_.io_timeout).value_or(-1);
+      std::int64_t fresh_process = 0;  // a new process: its counters start at 0
+      read_server_turns(server, rr, fresh_process);
+      turns_over = fresh_process;
       rr.result = fmt("stop %.2f s", std::chrono::duration<double>(t1 - t0).count()) +
                   fmt(", start to PONG %.2f s", std::chrono::duration<double>(t2 - t1).count()) +
                   fmt(" (INFO sessions %.0f", static_cast<double>(after)) +
@@ -227,13 +249,15 @@ class CapacityRun {
 
 std::string format_rows(const std::vector<PhaseRow>& rows, double stall_ms) {
   std::vector<std::vector<std::string>> cells = {
-      {"sessions", "phase", "result", "RSS", "RSS/session", "longest stall", "stalls > " + fmt("%.0f ms", stall_ms)}};
+      {"sessions", "phase", "result", "RSS", "RSS/session", "longest stall", "stalls > " + fmt("%.0f ms", stall_ms),
+       "server turns > 10 ms (longest so far)"}};
   std::vector<std::string> errors, evidence;
   for (const auto& r : rows) {
     cells.push_back({std::to_string(r.sessions), r.phase, r.result, mib(r.rss),
                      r.rss_per_session < 0 ? "-" : fmt("%.0f B", r.rss_per_session),
                      r.probed ? fmt("%.1f ms", r.stalls.max_ms) : "-",
-                     r.probed ? std::to_string(r.stalls.over.size()) : "-"});
+                     r.probed ? std::to_string(r.stalls.over.size()) : "-",
+                     r.server_turns.empty() ? "-" : r.server_turns});
     if (!r.error.empty()) errors.push_back(std::to_string(r.sessions) + " " + r.phase + ": " + r.error);
     if (r.probed && !r.stalls.over.empty()) {
       evidence.push_back(std::to_string(r.sessions) + " " + r.phase + ": " + worst(r.stalls, 8));
@@ -293,6 +317,12 @@ std::string format_goals(const std::vector<PhaseRow>& rows, double stall_ms, con
   }
   out << "  no event-loop stall over " << fmt("%.0f ms", stall_ms) << ": longest " << fmt("%.1f ms", longest)
       << " (" << where << ") -> " << (longest <= stall_ms ? "met" : "NOT met") << '\n';
+  double server_longest = -1;
+  for (const auto& r : rows) server_longest = std::max(server_longest, r.server_longest_ms);
+  if (server_longest >= 0) {
+    out << "  (the server's own meter, INFO loop_longest_turn_ms: longest turn " << fmt("%.1f ms", server_longest)
+        << "; the probe's round trips also include queueing behind the load)\n";
+  }
   return out.str();
 }
 

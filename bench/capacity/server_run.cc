@@ -64,6 +64,12 @@ std::uint64_t ServerRun::rss_bytes() const {
 }
 
 std::optional<std::int64_t> ServerRun::info_field(const std::string& key, std::chrono::milliseconds io_timeout) const {
+  auto value = info_number(key, io_timeout);
+  if (!value) return std::nullopt;
+  return static_cast<std::int64_t>(*value);
+}
+
+std::optional<double> ServerRun::info_number(const std::string& key, std::chrono::milliseconds io_timeout) const {
   auto conn = RespConnection::connect(endpoint_, io_timeout);
   if (!conn) return std::nullopt;
   auto reply = conn->call({"INFO"});
@@ -73,7 +79,7 @@ std::optional<std::int64_t> ServerRun::info_field(const std::string& key, std::c
   auto at = padded.find(needle);
   if (at == std::string::npos) return std::nullopt;
   try {
-    return std::stoll(padded.substr(at + needle.size()));
+    return std::stod(padded.substr(at + needle.size()));
   } catch (const std::exception&) {
     return std::nullopt;
   }

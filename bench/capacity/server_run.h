@@ -42,6 +42,8 @@ class ServerRun {
   // An integer field of INFO ("sessions", "snapshots_saved"); nullopt when
   // the server did not answer or has no such field.
   std::optional<std::int64_t> info_field(const std::string& key, std::chrono::milliseconds io_timeout) const;
+  // A numeric field of INFO, integer or not ("loop_longest_turn_ms").
+  std::optional<double> info_number(const std::string& key, std::chrono::milliseconds io_timeout) const;
 
  private:
   ServerSpec spec_;
