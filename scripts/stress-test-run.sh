@@ -37,7 +37,7 @@ wait "$stress" 2>/dev/null || true
 result=passed
 ((status == 0)) || result=failed
 # "\t<n> - <name> (Failed)" lines after ctest's summary line.
-failed=$(awk '/The following tests FAILED/ {on = 1; next} on && /^\t[0-9]+ - / {print $3} !/^\t/ {on = 0}' "$log" |
+failed=$(awk '/The following tests FAILED/ {on = 1; next} on && /^\t *[0-9]+ - / {print $3} !/^\t/ {on = 0}' "$log" |
   sort -u | paste -sd, -)
 printf '{"date":"%s","commit":"%s","load":"stress-ng --cpu %s","result":"%s","seconds":%s,"failed":"%s"}\n' \
   "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "${commit:0:12}" "$cores" "$result" "$seconds" "$failed" >>"$ledger"
