@@ -4,6 +4,7 @@
 #include "core/state_machine.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -127,6 +128,11 @@ ApplyResult StateMachine::apply(const Command& cmd) {
   ApplyResult out;
   State& s = *s_;
 
+  // A restored image can carry any revision; the next one must exist.
+  if (s.revision == std::numeric_limits<Revision>::max()) {
+    out.reply = Reply::fail(ErrorCode::kLimitExceeded, "the revision space is exhausted");
+    return out;
+  }
   if (cmd.seq != 0) {
     if (cmd.session == 0) {
       out.reply = Reply::fail(ErrorCode::kInvalidArgument,

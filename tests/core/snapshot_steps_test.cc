@@ -5,10 +5,12 @@
 // steps of random sizes; replay a failure with LEASEHOLD_SEED=<seed>.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "core/snapshot_format.h"
 #include "core/state_machine.h"
 #include "random_commands.h"
 
@@ -97,6 +99,27 @@ TEST(SnapshotStepsUnit, SessionsOpenedOrEndedDuringTheStepsKeepTheImageAtBegin) 
   EXPECT_EQ(StateMachine::join_snapshot(sm.finish_snapshot()), expected);
   EXPECT_EQ(sm.session_count(), 50U);
   EXPECT_EQ(sm.snapshot()[4], 2) << "no session has a user any more: the version without users";
+}
+
+TEST(SnapshotStepsUnit, ARestoredImageAtTheLastRevisionRefusesCommandsInsteadOfWrapping) {
+  // Found by fuzz_snapshot (its input fuzz/corpus/snapshot/crash-revision-max):
+  // an image whose revision is 2^64-1 restored, then a command wrapped the
+  // revision to 0 and stopped the process on the always-on assert. Here the
+  // empty state's image with that revision (and its checksum redone).
+  std::string crash = StateMachine().snapshot();
+  crash.resize(crash.size() - 4);
+  ASSERT_EQ(crash[5], 0);  // "LHSM", version, then the revision's varint
+  crash.replace(5, 1, std::string(9, '\xff') + '\x01');
+  const std::uint32_t crc = detail::snapshot_crc(crash);
+  for (int i = 0; i < 4; ++i) crash.push_back(static_cast<char>((crc >> (8 * i)) & 0xffU));
+  ASSERT_FALSE(crash.empty());
+  Result<StateMachine> sm = StateMachine::restore(crash);
+  ASSERT_TRUE(sm.is_ok()) << sm.status().to_string();
+  ASSERT_EQ(sm->revision(), std::numeric_limits<Revision>::max());
+  const std::string before = sm->snapshot();
+  const ApplyResult r = sm->apply(open_with_user(1, ""));
+  EXPECT_EQ(r.reply.error.code(), ErrorCode::kLimitExceeded);
+  EXPECT_EQ(sm->snapshot(), before);
 }
 
 TEST(SnapshotStepsUnit, AnEmptyStateTakesOneStep) {
