@@ -149,19 +149,20 @@ void SnapshotEncoder::before_change(const CoreState& s, SessionId id) {
 
 bool SnapshotEncoder::step(const CoreState& s, std::size_t max_sessions) {
   if (done_) return true;
-  constexpr SessionId kNone = std::numeric_limits<SessionId>::max();
   const auto& ids = s.session_order.ids;
   auto live = std::lower_bound(ids.begin(), ids.end(), next_);
   auto copy = copies_.lower_bound(next_);
-  for (std::size_t n = 0; n < max_sessions; ++n) {
-    const SessionId live_id = live != ids.end() && *live <= through_ ? *live : kNone;
-    const SessionId copy_id = copy != copies_.end() ? copy->first : kNone;
-    const SessionId id = std::min(live_id, copy_id);
-    if (id == kNone) {
+  // No id is reserved as "none": a state at the last revision can hold a
+  // session whose id is the largest SessionId (found by fuzz_snapshot).
+  for (std::size_t n = 0; n < max_sessions && !done_; ++n) {
+    const bool has_live = live != ids.end() && *live <= through_;
+    const bool has_copy = copy != copies_.end();
+    if (!has_live && !has_copy) {
       done_ = true;
       break;
     }
-    if (copy_id == id) {
+    const SessionId id = !has_copy ? *live : !has_live ? copy->first : std::min(*live, copy->first);
+    if (has_copy && copy->first == id) {
       current_.raw(copy->second);
       ++written_;
       copy = copies_.erase(copy);
@@ -169,8 +170,12 @@ bool SnapshotEncoder::step(const CoreState& s, std::size_t max_sessions) {
       put_session(current_, id, found->second, users_);
       ++written_;
     }  // else a stale id: the session ended before begin
-    if (live_id == id) ++live;
-    next_ = id + 1;
+    if (has_live && *live == id) ++live;
+    if (id == std::numeric_limits<SessionId>::max()) {
+      done_ = true;  // nothing can follow; next_ would wrap to 0
+    } else {
+      next_ = id + 1;
+    }
     if (current_.buffer().size() >= kPieceBytes) {
       pieces_.push_back(current_.take());
       current_.buffer().clear();

@@ -101,25 +101,57 @@ TEST(SnapshotStepsUnit, SessionsOpenedOrEndedDuringTheStepsKeepTheImageAtBegin) 
   EXPECT_EQ(sm.snapshot()[4], 2) << "no session has a user any more: the version without users";
 }
 
+// The empty state's image with its revision replaced by `revision` (and its
+// checksum redone), restored.
+StateMachine restored_at_revision(Revision revision) {
+  std::string image = StateMachine().snapshot();
+  image.resize(image.size() - 4);
+  EXPECT_EQ(image[5], 0);  // "LHSM", version, then the revision's varint
+  std::string varint;
+  Revision v = revision;
+  for (; v >= 0x80; v >>= 7) varint.push_back(static_cast<char>((v & 0x7fU) | 0x80U));
+  varint.push_back(static_cast<char>(v));
+  image.replace(5, 1, varint);
+  const std::uint32_t crc = detail::snapshot_crc(image);
+  for (int i = 0; i < 4; ++i) image.push_back(static_cast<char>((crc >> (8 * i)) & 0xffU));
+  Result<StateMachine> sm = StateMachine::restore(image);
+  if (!sm.is_ok()) {
+    ADD_FAILURE() << sm.status().to_string();
+    return StateMachine();
+  }
+  EXPECT_EQ(sm->revision(), revision);
+  return std::move(*sm);
+}
+
 TEST(SnapshotStepsUnit, ARestoredImageAtTheLastRevisionRefusesCommandsInsteadOfWrapping) {
   // Found by fuzz_snapshot (its input fuzz/corpus/snapshot/crash-revision-max):
   // an image whose revision is 2^64-1 restored, then a command wrapped the
   // revision to 0 and stopped the process on the always-on assert. Here the
-  // empty state's image with that revision (and its checksum redone).
-  std::string crash = StateMachine().snapshot();
-  crash.resize(crash.size() - 4);
-  ASSERT_EQ(crash[5], 0);  // "LHSM", version, then the revision's varint
-  crash.replace(5, 1, std::string(9, '\xff') + '\x01');
-  const std::uint32_t crc = detail::snapshot_crc(crash);
-  for (int i = 0; i < 4; ++i) crash.push_back(static_cast<char>((crc >> (8 * i)) & 0xffU));
-  ASSERT_FALSE(crash.empty());
-  Result<StateMachine> sm = StateMachine::restore(crash);
-  ASSERT_TRUE(sm.is_ok()) << sm.status().to_string();
-  ASSERT_EQ(sm->revision(), std::numeric_limits<Revision>::max());
-  const std::string before = sm->snapshot();
-  const ApplyResult r = sm->apply(open_with_user(1, ""));
+  // empty state's image with that revision.
+  StateMachine sm = restored_at_revision(std::numeric_limits<Revision>::max());
+  const std::string before = sm.snapshot();
+  const ApplyResult r = sm.apply(open_with_user(1, ""));
   EXPECT_EQ(r.reply.error.code(), ErrorCode::kLimitExceeded);
-  EXPECT_EQ(sm->snapshot(), before);
+  EXPECT_EQ(sm.snapshot(), before);
+}
+
+TEST(SnapshotStepsUnit, ASessionWhoseIdIsTheLargestRevisionIsWritten) {
+  // Found by fuzz_snapshot (input fuzz/corpus/snapshot/crash-session-id-max):
+  // a session opened at the last revision has the id 2^64-1, which the
+  // encoder used as its "no more sessions" mark; the image left it out and
+  // the always-on assert stopped the process.
+  constexpr Revision kMax = std::numeric_limits<Revision>::max();
+  StateMachine sm = restored_at_revision(kMax - 1);
+  const ApplyResult r = sm.apply(open_with_user(1, ""));
+  ASSERT_FALSE(r.reply.is_error()) << r.reply.error.to_string();
+  ASSERT_EQ(r.reply.session, kMax);
+  const std::string whole = sm.snapshot();
+  Result<StateMachine> again = StateMachine::restore(whole);
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_EQ(again->sessions().size(), 1U);
+  sm.begin_snapshot();
+  EXPECT_TRUE(sm.snapshot_step(1));
+  EXPECT_EQ(StateMachine::join_snapshot(sm.finish_snapshot()), whole);
 }
 
 TEST(SnapshotStepsUnit, AnEmptyStateTakesOneStep) {
