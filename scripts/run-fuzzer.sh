@@ -23,8 +23,18 @@ if [[ -f "$fuzz_dir/$name.dict" ]]; then flags+=(-dict="$fuzz_dir/$name.dict"); 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 echo "run-fuzzer: $name for ${seconds}s, seeds $seeds, corpus $corpus"
+# The fuzzer runs in the background so that a SIGTERM/SIGINT sent to this
+# script reaches it: libFuzzer then prints its final stats and exits 72
+# ("run interrupted"), which scripts/fuzz-as-load.sh counts as a clean stop.
+"$binary" "${flags[@]}" "$@" "$corpus" "$seeds" &
+fuzzer=$!
+trap 'kill -TERM "$fuzzer" 2>/dev/null' TERM INT
 status=0
-"$binary" "${flags[@]}" "$@" "$corpus" "$seeds" || status=$?
+wait "$fuzzer" || status=$?
+while kill -0 "$fuzzer" 2>/dev/null; do  # wait was cut short by the trap
+  status=0
+  wait "$fuzzer" || status=$?
+done
 if ((status != 0)); then
   echo "run-fuzzer: $name FAILED (exit $status); reproduce with: $binary $artifacts/<file>" >&2
   ls -l "$artifacts" >&2 || true

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Fuzzing as the load of a busy-machine run (docs/testing.md, "On a busy
+# machine"; docs/fuzzing.md, "Volume"): keeps WORKERS cores busy with the
+# libFuzzer targets until it is sent SIGTERM or SIGINT, so the CPU that the
+# busy-machine goal burns anyway also adds fuzzing volume.
+#
+#   fuzz-as-load.sh BUILD_FUZZ LEDGER WORKERS RUN_SECONDS
+#
+# Each worker runs the targets in turn (worker i starts at the i-th, so two
+# workers never fuzz the same target at once), RUN_SECONDS each, at normal
+# priority, and records every run in LEDGER with scripts/fuzz-ledger.sh. On
+# SIGTERM/SIGINT the running fuzzers are interrupted (libFuzzer prints its
+# final stats), their runs are recorded as far as they got, and the workers
+# exit. A run that ends in a crash, leak or sanitizer report is recorded as
+# failed, its artifact stays under BUILD_FUZZ/fuzz/work/<target>/artifacts/,
+# and "fuzz-as-load: <target> FAILED" is printed; the load goes on with the
+# next target so the machine stays busy. Exit status: 1 if any run failed.
+# Logs: BUILD_FUZZ/fuzz/logs/load-<worker>-<target>.log (the latest run).
+set -uo pipefail
+if (($# != 4)); then
+  sed -n '7p' "$0" >&2
+  exit 2
+fi
+build_fuzz=$1 ledger=$2 workers=$3 run_seconds=$4
+here=$(cd "$(dirname "$0")" && pwd)
+targets=(snapshot log_entry etcd_log command_args resp_parser http_request script_catalog)
+for t in "${targets[@]}"; do
+  [[ -x "$build_fuzz/fuzz/fuzz_$t" ]] || { echo "fuzz-as-load: no $build_fuzz/fuzz/fuzz_$t (make build-fuzz)" >&2; exit 2; }
+done
+logs="$build_fuzz/fuzz/logs"
+mkdir -p "$logs"
+
+worker() {
+  local id=$1 stop=0 failed=0 i=$1
+  local run=0
+  trap 'stop=1; ((run == 0)) || kill -TERM "$run" 2>/dev/null' TERM INT
+  while ((stop == 0)); do
+    local t=${targets[i % ${#targets[@]}]}
+    i=$((i + 1))
+    local log="$logs/load-$id-$t.log" start status=0
+    start=$(date +%s)
+    bash "$here/run-fuzzer.sh" "$build_fuzz/fuzz/fuzz_$t" "$t" "$run_seconds" "$here/../fuzz" \
+      "$build_fuzz/fuzz/work" >"$log" 2>&1 &
+    run=$!
+    wait "$run" || status=$?
+    while kill -0 "$run" 2>/dev/null; do  # wait was cut short by the trap
+      status=0
+      wait "$run" || status=$?
+    done
+    run=0
+    # Interrupted by our own SIGTERM/SIGINT (bash 143/130, libFuzzer 72):
+    # not a finding; the count up to the interrupt is kept.
+    if ((status == 143 || status == 130 || status == 72)) && grep -q 'run interrupted' "$log" &&
+      ! grep -q -e 'ERROR: ' -e 'runtime error' "$log"; then
+      status=0
+      stop=1
+    fi
+    bash "$here/fuzz-ledger.sh" record "$ledger" "$t" "$log" "$status" "$(($(date +%s) - start))"
+    if ((status != 0)); then
+      echo "fuzz-as-load: $t FAILED (exit $status); its output: $log" >&2
+      failed=1
+    fi
+  done
+  return "$failed"
+}
+
+pids=()
+for ((w = 0; w < workers; w++)); do
+  worker "$w" &
+  pids+=($!)
+done
+# Forward a stop to the workers; each then records its interrupted run.
+trap 'kill -TERM "${pids[@]}" 2>/dev/null' TERM INT
+status=0
+for p in "${pids[@]}"; do
+  s=0
+  wait "$p" || s=$?
+  while kill -0 "$p" 2>/dev/null; do  # wait was cut short by the trap
+    s=0
+    wait "$p" || s=$?
+  done
+  ((s == 0)) || status=1
+done
+exit "$status"
