@@ -173,6 +173,8 @@ std::string info_text(Server& server, std::string_view section) {
     out += fmt::format("total_connections_received:{}\r\n", c.connections_total);
     out += fmt::format("rejected_connections:{}\r\n", c.connections_rejected);
     out += fmt::format("total_commands_processed:{}\r\n", c.commands_total);
+    out += fmt::format("total_reads_processed:{}\r\n", c.reads_total);
+    out += fmt::format("total_writes_processed:{}\r\n", c.writes_total);
     out += "\r\n";
   }
   return out;

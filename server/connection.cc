@@ -88,6 +88,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
     return;
   }
   if (nread == 0) return;
+  server_.count_read();
   if (!ever_completed_ && rbuf_.size() == rpos_ && !parser_.mid_frame()) last_progress_ = Clock::now();
   if (tls_) {
     if (!tls_input(std::string_view(buf->base, static_cast<std::size_t>(nread)))) return;
@@ -164,7 +165,20 @@ void Connection::enqueue(resp::Value request) {
   queue_.push_back(std::move(p));
 }
 
-void Connection::on_slot_done() { pump(); }
+void Connection::on_slot_done() {
+  if (pumping_) {
+    repump_ = true;
+    return;
+  }
+  if (pump_deferred_) return;
+  pump_deferred_ = server_.defer_pump(weak_from_this());
+  if (!pump_deferred_) pump();
+}
+
+void Connection::run_deferred_pump() {
+  pump_deferred_ = false;
+  pump();
+}
 
 void Connection::pump() {
   if (closed_) return;
@@ -241,6 +255,10 @@ void Connection::execute(Pending& p) {
 
 void Connection::push(std::string bytes) {
   if (closed_) return;
+  // Replies filled before this push go out before it, as they would have
+  // if their pump had not been deferred.
+  if (pump_deferred_ && !pumping_) run_deferred_pump();
+  if (closed_) return;
   append_output(bytes);
   flush_output();
 }
@@ -301,6 +319,7 @@ void Connection::flush_output() {
     // uv_write_t, no allocation, no epoll change. The rest (if any) goes
     // through uv_write below.
     uv_buf_t now = uv_buf_init(out->data(), static_cast<unsigned int>(out->size()));
+    server_.count_write();
     const int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &now, 1);
     if (n > 0) {
       out->erase(0, static_cast<std::size_t>(n));
@@ -320,6 +339,7 @@ void Connection::flush_output() {
   inflight_bytes_ = w->bytes.size();
   write_in_flight_ = true;
   uv_buf_t buf = uv_buf_init(w->bytes.data(), static_cast<unsigned int>(w->bytes.size()));
+  server_.count_write();
   const int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, &Connection::on_write);
   if (rc != 0) {
     delete w;

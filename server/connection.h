@@ -90,8 +90,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Out-of-band bytes (a RESP3 push), queued for writing now.
   void push(std::string bytes);
-  // A reply slot was filled: flush what can be flushed, start what can start.
+  // A reply slot was filled: the connection is pumped (its finished replies
+  // written, what can start started) by the server's DeferredPumps later in
+  // this loop phase, once for all the replies filled meanwhile; at once
+  // while the loop's handles are closed (shutdown).
   void on_slot_done();
+  // DeferredPumps::run() only.
+  void run_deferred_pump();
 
   // Sessions this connection watches and waits it is blocked on (lock, session).
   std::set<core::SessionId>& watched() { return watched_; }
@@ -169,6 +174,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool quit_requested_ = false;
   bool pumping_ = false;
   bool repump_ = false;
+  bool pump_deferred_ = false;  // added to the server's DeferredPumps, not yet run
   std::uint64_t requests_parsed_ = 0;  // frames taken off rbuf_ (progress for pump)
 
   bool ever_completed_ = false;

@@ -164,6 +164,8 @@ Status Server::start() {
   }
   uv_prepare_init(&loop_, &prepare_);
   prepare_.data = this;
+  uv_check_init(&loop_, &check_);
+  check_.data = this;
   uv_timer_init(&loop_, &idle_timer_);
   idle_timer_.data = this;
   uv_signal_init(&loop_, &sigint_);
@@ -180,8 +182,12 @@ Status Server::start() {
 
   uv_prepare_start(&prepare_, [](uv_prepare_t* h) {
     auto* self = static_cast<Server*>(h->data);
+    self->deferred_pumps_.run();  // what timers, pending callbacks and closes answered
     self->loop_turns_.on_turn(&self->loop_);
     self->arm_node_timer();
+  });
+  uv_check_start(&check_, [](uv_check_t* h) {
+    static_cast<Server*>(h->data)->deferred_pumps_.run();  // what this poll's callbacks answered
   });
   uv_signal_start(&sigint_, [](uv_signal_t* h, int) { static_cast<Server*>(h->data)->begin_shutdown("SIGINT"); },
                   SIGINT);
@@ -517,7 +523,14 @@ void Server::finish_shutdown() {
   spdlog::info("node flushed; closing");
 }
 
+bool Server::defer_pump(std::weak_ptr<Connection> conn) {
+  if (!handles_open_) return false;
+  deferred_pumps_.add(std::move(conn));
+  return true;
+}
+
 void Server::close_loop_handles() {
+  deferred_pumps_.run();  // replies already filled go out before the connections close
   std::vector<std::shared_ptr<Connection>> all;
   for (const auto& [id, c] : connections_) all.push_back(c);
   for (auto& c : all) c->close("server shutdown");
@@ -527,7 +540,9 @@ void Server::close_loop_handles() {
   speakers_.clear();
   if (handles_open_) {
     handles_open_ = false;
+    deferred_pumps_.run();  // from here on connections pump at once (defer_pump)
     uv_close(as_handle(&prepare_), nullptr);
+    uv_close(as_handle(&check_), nullptr);
     node_timer_.close();
     uv_close(as_handle(&idle_timer_), nullptr);
     uv_close(as_handle(&sigint_), nullptr);

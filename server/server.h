@@ -48,6 +48,7 @@
 #include "server/acl_user.h"
 #include "server/config.h"
 #include "server/data_dir_lock.h"
+#include "server/deferred_pumps.h"
 #include "server/loop_executor.h"
 #include "server/loop_turn_meter.h"
 #include "server/observability.h"
@@ -64,6 +65,8 @@ struct ServerCounters {
   std::uint64_t connections_total = 0;
   std::uint64_t connections_rejected = 0;
   std::uint64_t commands_total = 0;
+  std::uint64_t reads_total = 0;   // read callbacks that brought bytes
+  std::uint64_t writes_total = 0;  // writes handed to the socket (uv_try_write / uv_write)
 };
 
 class Server {
@@ -95,6 +98,8 @@ class Server {
 
   // --- for handlers ---
   void count_command() { ++counters_.commands_total; }
+  void count_read() { ++counters_.reads_total; }
+  void count_write() { ++counters_.writes_total; }
   const ServerCounters& counters() const { return counters_; }
   std::size_t client_count() const { return connections_.size(); }
   std::size_t blocked_client_count() const;
@@ -103,6 +108,10 @@ class Server {
   std::string listen_address() const;
   // Metrics, audit history and the HTTP listener (server/observability.h).
   Observability& observability() { return *obs_; }
+
+  // Pumps `conn` later in this loop phase (server/deferred_pumps.h). False
+  // (nothing queued) while the loop's handles are closed: pump it now.
+  bool defer_pump(std::weak_ptr<Connection> conn);
 
   // Parks `reply` until (lock, session)'s wait ends. `conn` is the waiting connection.
   void park_wait(const std::string& lock, core::SessionId session, Responder reply,
@@ -198,6 +207,8 @@ class Server {
   uv_signal_t sigterm_{};
   uv_signal_t sighup_{};
   uv_prepare_t prepare_{};
+  uv_check_t check_{};
+  DeferredPumps deferred_pumps_;  // run from prepare_ and check_
   LoopTurnMeter loop_turns_;
   PreciseTimer node_timer_;                  // the node's next timer deadline
   std::optional<node::TimePoint> node_timer_at_;  // what node_timer_ is armed for
