@@ -23,6 +23,7 @@ if (($# != 4)); then
 fi
 build_fuzz=$1 ledger=$2 workers=$3 run_seconds=$4
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/wait-child.sh"
 targets=(snapshot log_entry etcd_log command_args resp_parser http_request script_catalog)
 for t in "${targets[@]}"; do
   [[ -x "$build_fuzz/fuzz/fuzz_$t" ]] || { echo "fuzz-as-load: no $build_fuzz/fuzz/fuzz_$t (make build-fuzz)" >&2; exit 2; }
@@ -42,11 +43,8 @@ worker() {
     bash "$here/run-fuzzer.sh" "$build_fuzz/fuzz/fuzz_$t" "$t" "$run_seconds" "$here/../fuzz" \
       "$build_fuzz/fuzz/work" >"$log" 2>&1 &
     run=$!
-    wait "$run" || status=$?
-    while kill -0 "$run" 2>/dev/null; do  # wait was cut short by the trap
-      status=0
-      wait "$run" || status=$?
-    done
+    wait_child "$run"
+    status=$WAIT_STATUS
     run=0
     # Interrupted by our own SIGTERM/SIGINT (bash 143/130, libFuzzer 72):
     # not a finding; the count up to the interrupt is kept.
@@ -73,12 +71,7 @@ done
 trap 'kill -TERM "${pids[@]}" 2>/dev/null' TERM INT
 status=0
 for p in "${pids[@]}"; do
-  s=0
-  wait "$p" || s=$?
-  while kill -0 "$p" 2>/dev/null; do  # wait was cut short by the trap
-    s=0
-    wait "$p" || s=$?
-  done
-  ((s == 0)) || status=1
+  wait_child "$p"
+  ((WAIT_STATUS == 0)) || status=1
 done
 exit "$status"

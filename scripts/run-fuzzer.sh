@@ -29,12 +29,9 @@ echo "run-fuzzer: $name for ${seconds}s, seeds $seeds, corpus $corpus"
 "$binary" "${flags[@]}" "$@" "$corpus" "$seeds" &
 fuzzer=$!
 trap 'kill -TERM "$fuzzer" 2>/dev/null' TERM INT
-status=0
-wait "$fuzzer" || status=$?
-while kill -0 "$fuzzer" 2>/dev/null; do  # wait was cut short by the trap
-  status=0
-  wait "$fuzzer" || status=$?
-done
+source "$(dirname "$0")/wait-child.sh"
+wait_child "$fuzzer"
+status=$WAIT_STATUS
 if ((status != 0)); then
   echo "run-fuzzer: $name FAILED (exit $status); reproduce with: $binary $artifacts/<file>" >&2
   ls -l "$artifacts" >&2 || true
