@@ -43,15 +43,16 @@ worker() {
     bash "$here/run-fuzzer.sh" "$build_fuzz/fuzz/fuzz_$t" "$t" "$run_seconds" "$here/../fuzz" \
       "$build_fuzz/fuzz/work" >"$log" 2>&1 &
     run=$!
+    ((stop == 0)) || kill -TERM "$run" 2>/dev/null  # the stop came before run= was set
     wait_child "$run"
     status=$WAIT_STATUS
     run=0
-    # Interrupted by our own SIGTERM/SIGINT (bash 143/130, libFuzzer 72):
-    # not a finding; the count up to the interrupt is kept.
-    if ((status == 143 || status == 130 || status == 72)) && grep -q 'run interrupted' "$log" &&
-      ! grep -q -e 'ERROR: ' -e 'runtime error' "$log"; then
+    # Interrupted by our own stop (libFuzzer 72 "run interrupted", or 143/130
+    # when the signal came before libFuzzer's handler): not a finding unless
+    # the output shows one; the count up to the interrupt is kept, if any.
+    if ((stop == 1 && (status == 143 || status == 130 || status == 72))) &&
+      ! grep -q -e 'ERROR: ' -e 'runtime error' -e 'SUMMARY: ' -e 'invariant broken' "$log"; then
       status=0
-      stop=1
     fi
     bash "$here/fuzz-ledger.sh" record "$ledger" "$t" "$log" "$status" "$(($(date +%s) - start))"
     if ((status != 0)); then
@@ -62,16 +63,18 @@ worker() {
   return "$failed"
 }
 
-pids=()
+# A stop is passed on to the workers; each then records its interrupted run.
+pids=() stopping=0
+trap 'stopping=1; ((${#pids[@]} == 0)) || kill -TERM "${pids[@]}" 2>/dev/null' TERM INT
 for ((w = 0; w < workers; w++)); do
   worker "$w" &
   pids+=($!)
 done
-# Forward a stop to the workers; each then records its interrupted run.
-trap 'kill -TERM "${pids[@]}" 2>/dev/null' TERM INT
+((stopping == 0)) || kill -TERM "${pids[@]}" 2>/dev/null
 status=0
 for p in "${pids[@]}"; do
   wait_child "$p"
-  ((WAIT_STATUS == 0)) || status=1
+  # 143: stopped before its own trap was set (nothing of it to record).
+  ((WAIT_STATUS == 0 || (stopping == 1 && WAIT_STATUS == 143))) || status=1
 done
 exit "$status"

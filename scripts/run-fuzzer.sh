@@ -25,10 +25,14 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 echo "run-fuzzer: $name for ${seconds}s, seeds $seeds, corpus $corpus"
 # The fuzzer runs in the background so that a SIGTERM/SIGINT sent to this
 # script reaches it: libFuzzer then prints its final stats and exits 72
-# ("run interrupted"), which scripts/fuzz-as-load.sh counts as a clean stop.
+# ("run interrupted"; killed before its handler is in place it just dies),
+# which scripts/fuzz-as-load.sh counts as a clean stop. The trap is set
+# before the fuzzer starts, so a signal in between is passed on too.
+fuzzer="" interrupted=0
+trap 'interrupted=1; [[ -z "$fuzzer" ]] || kill -TERM "$fuzzer" 2>/dev/null' TERM INT
 "$binary" "${flags[@]}" "$@" "$corpus" "$seeds" &
 fuzzer=$!
-trap 'kill -TERM "$fuzzer" 2>/dev/null' TERM INT
+((interrupted == 0)) || kill -TERM "$fuzzer" 2>/dev/null
 source "$(dirname "$0")/wait-child.sh"
 wait_child "$fuzzer"
 status=$WAIT_STATUS
