@@ -16,13 +16,14 @@
 #       anything else "failed" (a crash, leak, sanitizer report or check).
 #   fuzz-ledger.sh report LEDGER
 #       Prints a Markdown table: per target the runs, executions (or
-#       frames), seconds and failed runs, and the libFuzzer total.
+#       frames), seconds and failed runs, and the libFuzzer total; then the
+#       executions and frames since the last failed run of each kind.
 #
 # Errors: a missing argument or unreadable LOG exits 2 and writes nothing.
 set -euo pipefail
 
 usage() {
-  sed -n '4,21p' "$0" >&2
+  sed -n '4,22p' "$0" >&2
   exit 2
 }
 
@@ -54,6 +55,9 @@ report() {
   python3 - "$1" <<'EOF'
 import json, sys
 rows = {}
+# Executions (libFuzzer) and frames (net) since the last failed run of
+# their kind: the clean stretch the goal "0 failures in N" asks for.
+clean = {"lib": 0, "net": 0}
 for n, line in enumerate(open(sys.argv[1]), 1):
     line = line.strip()
     if not line:
@@ -67,6 +71,8 @@ for n, line in enumerate(open(sys.argv[1]), 1):
     t[1] += r["count"]
     t[2] += r["seconds"]
     t[3] += r["result"] == "failed"
+    kind = "net" if r["target"].startswith("net") else "lib"
+    clean[kind] = 0 if r["result"] == "failed" else clean[kind] + r["count"]
 print("# Fuzzing volume\n")
 print(f"Every long fuzzing run in `{sys.argv[1]}`, added up (written by")
 print("`scripts/fuzz-ledger.sh report`; see docs/fuzzing.md, \"Volume\").\n")
@@ -79,6 +85,8 @@ for name in sorted(rows, key=lambda k: (k.startswith("net"), k)):
     if not name.startswith("net"):
         tot = [a + b for a, b in zip(tot, t)]
 print(f"| **libFuzzer total** | {tot[0]} | {tot[1]:,} | {tot[2]:,} | {tot[3]} |")
+print(f"\nSince the last failed run (in ledger order): {clean['lib']:,} libFuzzer executions, "
+      f"{clean['net']:,} network frames.")
 EOF
 }
 

@@ -54,6 +54,12 @@ report=$(bash "$ledger_sh" report "$ledger")
 grep -q '^| resp_parser | 2 | 226,589 | 24 | 1 |$' <<<"$report" || fail "resp_parser row: $report"
 grep -q '^| net | 1 | 1,234,567 | 60 | 0 |$' <<<"$report" || fail "net row: $report"
 grep -q '^| \*\*libFuzzer total\*\* | 3 | 226,589 | 29 | 1 |$' <<<"$report" || fail "total row: $report"
+# Ledger order: resp_parser ok, net ok, resp_parser failed, snapshot no-count.
+grep -q '^Since the last failed run (in ledger order): 0 libFuzzer executions, 1,234,567 network frames.$' \
+  <<<"$report" || fail "clean stretch: $report"
+bash "$ledger_sh" record "$ledger" resp_parser "$dir/lf.log" 0 21 >/dev/null
+grep -q 'Since the last failed run (in ledger order): 225,589 libFuzzer' <<<"$(bash "$ledger_sh" report "$ledger")" ||
+  fail "clean stretch after a clean run: $(bash "$ledger_sh" report "$ledger")"
 echo "garbage" >>"$ledger"
 if bash "$ledger_sh" report "$ledger" >/dev/null 2>&1; then fail "a corrupt ledger was reported"; fi
 echo "fuzz_ledger_test: OK"
