@@ -1,52 +1,73 @@
-// common/incremental_map.h: an unordered map that never rehashes all its
-// elements in one call.
+// common/incremental_map.h: an unordered map that grows one bucket at a
+// time and never allocates more than one small block at once.
 //
-// std::unordered_map grows by rehashing every element at once: at a million
-// sessions that is one insert taking 60-80 ms on the project's test VM
-// (leasehold_core_bench --benchmark_filter=OpenLongestApply), and the event
-// loop doing it serves nobody meanwhile. IncrementalMap keeps a `current`
-// table with room for twice the elements it had when it last grew. When
-// `current` would have to rehash, it becomes `draining` and a new, larger
-// `current` starts empty; every later insert first moves a few elements
-// (kMovesPerInsert) from `draining` to `current`. Elements move as node
-// handles (extract/insert), so they never move in memory: pointers and
-// references to values stay valid for as long as the element exists, as
-// with std::unordered_map. A lookup tries both tables while one drains.
+// Why: std::unordered_map grows by rehashing every element into a bucket
+// array twice as large, in one call. At a million sessions that was one
+// insert taking 60-80 ms on the project's test VM, and the event loop doing
+// it served nobody meanwhile. Draining into a second std::unordered_map a
+// few elements per insert (this map's previous design) left the new bucket
+// array itself: 10-20 MiB zeroed at once, and on a VM the first write to a
+// fresh page costs ~14 µs (37-48 ms per 10 MiB; bench/long_turns.py showed
+// every event-loop turn over 10 ms of a 1M-session open was that memset).
 //
-// The cost of growing is then one allocation of zeroed buckets (8 bytes per
-// bucket) instead of relinking every node.
+// How: linear hashing. The buckets are numbered 0..bucket_count()-1; a key
+// goes to bucket h & (2^L - 1), or h & (2^(L+1) - 1) when that first bucket
+// has already been split in this round. When the elements outnumber the
+// buckets, one insert splits one bucket (relinks its chain, 1-2 nodes on
+// average) into itself and a new bucket at the end. The bucket pointers live
+// in segments of kSegmentBuckets (32 KiB), allocated as the buckets reach
+// them, so no single step allocates more than one segment. h is the key's
+// std::hash mixed (murmur3's 64-bit finalizer), so ascending ids and ids
+// with a stride spread evenly.
+//
+// Elements are nodes that never move: pointers and references to values
+// stay valid for as long as the element exists, as with std::unordered_map.
 //
 // Interface: the subset of std::unordered_map's the project uses (find,
 // end, contains, count, operator[], try_emplace, erase by key or iterator,
 // size, empty, reserve, iteration in unspecified order). Iterators are
 // invalidated by any insert or erase (unlike std::unordered_map's, which
-// survive inserts that do not rehash).
+// survive inserts that do not rehash). begin() walks to the first non-empty
+// bucket. Erasing never shrinks the buckets.
 //
+// Ownership: owns its nodes and segments. Movable, not copyable.
 // Thread-safety: none; one owner, like std::unordered_map.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iterator>
-#include <unordered_map>
+#include <memory>
+#include <tuple>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace leasehold {
 
 template <typename Key, typename Value, typename Hash = std::hash<Key>>
 class IncrementalMap {
-  using Table = std::unordered_map<Key, Value, Hash>;
-
  public:
   using key_type = Key;
   using mapped_type = Value;
-  using value_type = typename Table::value_type;
-  static constexpr std::size_t kMovesPerInsert = 8;
+  using value_type = std::pair<const Key, Value>;
+  static constexpr std::size_t kSegmentBuckets = 4096;  // 32 KiB of bucket pointers
+  static constexpr std::size_t kInitialBuckets = 16;    // a power of two
 
+ private:
+  struct Node {
+    template <typename... Args>
+    explicit Node(const Key& key, Args&&... args)
+        : kv(std::piecewise_construct, std::forward_as_tuple(key), std::forward_as_tuple(std::forward<Args>(args)...)) {}
+    Node* next = nullptr;
+    value_type kv;
+  };
+
+ public:
   template <bool Const>
   class Iter {
-    using TableIt = std::conditional_t<Const, typename Table::const_iterator, typename Table::iterator>;
-    using TablePtr = std::conditional_t<Const, const Table*, Table*>;
+    using MapPtr = std::conditional_t<Const, const IncrementalMap*, IncrementalMap*>;
 
    public:
     using iterator_category = std::forward_iterator_tag;
@@ -56,18 +77,17 @@ class IncrementalMap {
     using pointer = std::conditional_t<Const, const value_type*, value_type*>;
 
     Iter() = default;
-    Iter(TablePtr table, TableIt it, TablePtr next) : table_(table), it_(it), next_(next) { skip_to_next_table(); }
     operator Iter<true>() const  // NOLINT(google-explicit-constructor): like std iterators
       requires(!Const)
     {
-      return Iter<true>(table_, it_, next_);
+      return Iter<true>(map_, bucket_, node_);
     }
 
-    reference operator*() const { return *it_; }
-    pointer operator->() const { return &*it_; }
+    reference operator*() const { return node_->kv; }
+    pointer operator->() const { return &node_->kv; }
     Iter& operator++() {
-      ++it_;
-      skip_to_next_table();
+      node_ = node_->next;
+      if (node_ == nullptr) seek(bucket_ + 1);
       return *this;
     }
     Iter operator++(int) {
@@ -75,109 +95,200 @@ class IncrementalMap {
       ++*this;
       return old;
     }
-    friend bool operator==(const Iter& a, const Iter& b) { return a.table_ == b.table_ && a.it_ == b.it_; }
+    friend bool operator==(const Iter& a, const Iter& b) { return a.node_ == b.node_; }
 
    private:
     friend class IncrementalMap;
-    // The draining table is walked first, then current (next_ = null).
-    void skip_to_next_table() {
-      if (next_ != nullptr && it_ == table_->end()) {
-        table_ = next_;
-        it_ = table_->begin();
-        next_ = nullptr;
+    template <bool>
+    friend class Iter;
+    Iter(MapPtr map, std::size_t bucket, Node* node) : map_(map), bucket_(bucket), node_(node) {}
+    // The first element in bucket `from` or after it (end: node_ null).
+    void seek(std::size_t from) {
+      node_ = nullptr;
+      for (bucket_ = from; bucket_ < map_->bucket_count(); ++bucket_) {
+        node_ = map_->head(bucket_);
+        if (node_ != nullptr) return;
       }
     }
-    TablePtr table_ = nullptr;
-    TableIt it_{};
-    TablePtr next_ = nullptr;
+    MapPtr map_ = nullptr;
+    std::size_t bucket_ = 0;
+    Node* node_ = nullptr;
   };
   using iterator = Iter<false>;
   using const_iterator = Iter<true>;
 
-  iterator begin() {
-    return draining_.empty() ? iterator(&current_, current_.begin(), nullptr)
-                             : iterator(&draining_, draining_.begin(), &current_);
+  IncrementalMap() { add_buckets_through(kInitialBuckets - 1); }
+  ~IncrementalMap() { clear(); }
+  // The moved-from map is left empty and usable (it gets fresh buckets).
+  IncrementalMap(IncrementalMap&& other) noexcept : IncrementalMap() { swap(other); }
+  IncrementalMap& operator=(IncrementalMap&& other) noexcept {
+    if (this != &other) {
+      IncrementalMap taken(std::move(other));
+      swap(taken);  // the old contents leave with `taken`
+    }
+    return *this;
   }
-  iterator end() { return iterator(&current_, current_.end(), nullptr); }
-  const_iterator begin() const {
-    return draining_.empty() ? const_iterator(&current_, current_.begin(), nullptr)
-                             : const_iterator(&draining_, draining_.begin(), &current_);
-  }
-  const_iterator end() const { return const_iterator(&current_, current_.end(), nullptr); }
+  IncrementalMap(const IncrementalMap&) = delete;
+  IncrementalMap& operator=(const IncrementalMap&) = delete;
 
-  std::size_t size() const { return current_.size() + draining_.size(); }
-  // Elements still in the draining table (tests).
-  std::size_t draining() const { return draining_.size(); }
-  bool empty() const { return size() == 0; }
+  iterator begin() {
+    iterator it(this, 0, nullptr);
+    it.seek(0);
+    return it;
+  }
+  iterator end() { return iterator(this, 0, nullptr); }
+  const_iterator begin() const {
+    const_iterator it(this, 0, nullptr);
+    it.seek(0);
+    return it;
+  }
+  const_iterator end() const { return const_iterator(this, 0, nullptr); }
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // Buckets in use: round_ + split_ (tests; grows by one per split).
+  std::size_t bucket_count() const { return round_ + split_; }
 
   iterator find(const Key& key) {
-    if (!draining_.empty()) {
-      if (auto it = draining_.find(key); it != draining_.end()) return iterator(&draining_, it, &current_);
+    const std::size_t b = bucket_of(key);
+    for (Node* n = head(b); n != nullptr; n = n->next) {
+      if (n->kv.first == key) return iterator(this, b, n);
     }
-    auto it = current_.find(key);
-    return it == current_.end() ? end() : iterator(&current_, it, nullptr);
+    return end();
   }
   const_iterator find(const Key& key) const {
-    if (!draining_.empty()) {
-      if (auto it = draining_.find(key); it != draining_.end()) return const_iterator(&draining_, it, &current_);
+    const std::size_t b = bucket_of(key);
+    for (Node* n = head(b); n != nullptr; n = n->next) {
+      if (n->kv.first == key) return const_iterator(this, b, n);
     }
-    auto it = current_.find(key);
-    return it == current_.end() ? end() : const_iterator(&current_, it, nullptr);
+    return end();
   }
   bool contains(const Key& key) const { return find(key) != end(); }
   std::size_t count(const Key& key) const { return contains(key) ? 1 : 0; }
 
-  // Inserts a default value under `key` unless one exists.
+  // Inserts Value(args...) under `key` unless the key exists. Splits at
+  // most one bucket first.
   template <typename... Args>
   std::pair<iterator, bool> try_emplace(const Key& key, Args&&... args) {
     if (auto found = find(key); found != end()) return {found, false};
-    before_insert();
-    auto [it, inserted] = current_.try_emplace(key, std::forward<Args>(args)...);
-    return {iterator(&current_, it, nullptr), inserted};
+    if (size_ + 1 > bucket_count()) split_one();
+    const std::size_t b = bucket_of(key);
+    auto* node = new Node(key, std::forward<Args>(args)...);
+    Node*& first = head(b);
+    node->next = first;
+    first = node;
+    ++size_;
+    return {iterator(this, b, node), true};
   }
   Value& operator[](const Key& key) { return try_emplace(key).first->second; }
 
   std::size_t erase(const Key& key) {
-    if (!draining_.empty() && draining_.erase(key) == 1) return 1;
-    return current_.erase(key);
+    for (Node** link = &head(bucket_of(key)); *link != nullptr; link = &(*link)->next) {
+      if ((*link)->kv.first == key) {
+        unlink(link);
+        return 1;
+      }
+    }
+    return 0;
   }
   // Returns the iterator after `pos` (in this map's iteration order).
   iterator erase(iterator pos) {
-    Table* table = pos.table_;
-    Table* next = pos.next_;
-    auto after = table->erase(pos.it_);
-    return iterator(table, after, next);
+    iterator after = pos;
+    ++after;
+    for (Node** link = &head(pos.bucket_); *link != nullptr; link = &(*link)->next) {
+      if (*link == pos.node_) {
+        unlink(link);
+        break;
+      }
+    }
+    return after;
   }
 
-  // Room for `n` elements without growing. Finishes a drain first (O(its
-  // size): meant for filling an empty map, e.g. on restore).
+  // Buckets for `n` elements without further splits: O(n) now (meant for
+  // filling an empty map, e.g. on restore).
   void reserve(std::size_t n) {
-    drain(draining_.size());
-    current_.reserve(n);
+    while (bucket_count() < n) split_one();
   }
 
  private:
-  void before_insert() {
-    drain(kMovesPerInsert);
-    // Would this insert rehash `current`? Then it drains into a new table
-    // with room for twice as many (reserved now: one zeroed allocation).
-    if (!draining_.empty() ||
-        static_cast<double>(current_.size() + 1) <=
-            static_cast<double>(current_.bucket_count()) * static_cast<double>(current_.max_load_factor())) {
-      return;
+  static std::uint64_t mixed(std::uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+  }
+  std::size_t bucket_of(const Key& key) const {
+    const std::uint64_t h = mixed(static_cast<std::uint64_t>(Hash{}(key)));
+    const std::size_t b = h & (round_ - 1);
+    return b < split_ ? h & (2 * round_ - 1) : b;
+  }
+  Node*& head(std::size_t b) { return segments_[b / kSegmentBuckets][b % kSegmentBuckets]; }
+  Node* head(std::size_t b) const { return segments_[b / kSegmentBuckets][b % kSegmentBuckets]; }
+
+  void add_buckets_through(std::size_t last) {
+    while (segments_.size() * kSegmentBuckets <= last) {
+      segments_.push_back(std::make_unique<Node*[]>(kSegmentBuckets));  // zeroed
     }
-    draining_.swap(current_);
-    current_.reserve(2 * draining_.size() + 16);
-    drain(kMovesPerInsert);
   }
 
-  void drain(std::size_t moves) {
-    for (std::size_t i = 0; i < moves && !draining_.empty(); ++i) current_.insert(draining_.extract(draining_.begin()));
-    if (draining_.empty() && draining_.bucket_count() > 1) Table().swap(draining_);  // free its buckets
+  // Splits bucket split_ into itself and bucket round_ + split_.
+  void split_one() {
+    const std::size_t from = split_;
+    const std::size_t to = round_ + split_;
+    add_buckets_through(to);
+    const std::size_t mask = 2 * round_ - 1;
+    Node* chain = head(from);
+    Node* stay = nullptr;
+    Node* move = nullptr;
+    while (chain != nullptr) {
+      Node* next = chain->next;
+      Node*& list = (mixed(static_cast<std::uint64_t>(Hash{}(chain->kv.first))) & mask) == to ? move : stay;
+      chain->next = list;
+      list = chain;
+      chain = next;
+    }
+    head(from) = stay;
+    head(to) = move;
+    if (++split_ == round_) {
+      round_ *= 2;
+      split_ = 0;
+    }
   }
 
-  Table current_;
-  Table draining_;
+  void unlink(Node** link) {
+    Node* gone = *link;
+    *link = gone->next;
+    delete gone;
+    --size_;
+  }
+
+  void clear() {
+    for (std::size_t b = 0; b < bucket_count() && size_ > 0; ++b) {
+      Node* n = head(b);
+      while (n != nullptr) {
+        Node* next = n->next;
+        delete n;
+        --size_;
+        n = next;
+      }
+      head(b) = nullptr;
+    }
+  }
+
+  void swap(IncrementalMap& other) noexcept {
+    std::swap(segments_, other.segments_);
+    std::swap(round_, other.round_);
+    std::swap(split_, other.split_);
+    std::swap(size_, other.size_);
+  }
+
+  // Bucket b is segments_[b / kSegmentBuckets][b % kSegmentBuckets].
+  std::vector<std::unique_ptr<Node*[]>> segments_;
+  std::size_t round_ = kInitialBuckets;  // buckets at the start of this round (a power of two)
+  std::size_t split_ = 0;                // buckets of this round split so far
+  std::size_t size_ = 0;
 };
 
 }  // namespace leasehold
