@@ -101,9 +101,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Sessions this connection watches and waits it is blocked on (lock, session).
   std::set<core::SessionId>& watched() { return watched_; }
   const std::set<core::SessionId>& watched_const() const { return watched_; }
-  // Sessions this connection acts for (Server::speak_for).
-  std::set<core::SessionId>& spoken_for() { return spoken_for_; }
-  const std::set<core::SessionId>& spoken_for() const { return spoken_for_; }
   std::set<std::pair<std::string, core::SessionId>>& waits() { return waits_; }
 
   // True when the connection has held a partial frame, or never completed a
@@ -184,7 +181,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Clock::time_point last_progress_;
 
   std::set<core::SessionId> watched_;
-  std::set<core::SessionId> spoken_for_;
   std::set<std::pair<std::string, core::SessionId>> waits_;
 };
 

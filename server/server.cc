@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <csignal>
 
@@ -333,14 +334,24 @@ void Server::watch(core::SessionId session, const std::shared_ptr<Connection>& c
 }
 
 void Server::speak_for(core::SessionId session, Connection& conn) {
-  if (conn.closed() || conn.spoken_for().count(session) != 0) return;
-  if (!node_->state().session(session)) return;  // ended already: nothing to clean up later
-  conn.spoken_for().insert(session);
-  speakers_[session].insert(conn.id());
+  if (conn.closed()) return;
+  auto found = speakers_.find(session);
+  if (found == speakers_.end()) {
+    if (!node_->state().session(session)) return;  // ended already: nothing to clean up later
+    speakers_.try_emplace(session, std::vector<std::uint64_t>{conn.id()});
+    return;
+  }
+  std::vector<std::uint64_t>& ids = found->second;
+  if (std::find(ids.begin(), ids.end(), conn.id()) != ids.end()) return;
+  std::erase_if(ids, [this](std::uint64_t id) { return !connections_.contains(id); });  // closed ones
+  ids.push_back(conn.id());
 }
 
 bool Server::speaks_for(core::SessionId session, const Connection& conn) const {
-  return conn.watched_const().count(session) != 0 || conn.spoken_for().count(session) != 0;
+  if (conn.watched_const().count(session) != 0) return true;
+  const auto found = speakers_.find(session);
+  return found != speakers_.end() &&
+         std::find(found->second.begin(), found->second.end(), conn.id()) != found->second.end();
 }
 
 void Server::on_connection_closing(Connection& conn) {
@@ -361,13 +372,7 @@ void Server::on_connection_closing(Connection& conn) {
     if (it->second.empty()) watchers_.erase(it);
   }
   conn.watched().clear();
-  for (core::SessionId s : conn.spoken_for()) {
-    auto it = speakers_.find(s);
-    if (it == speakers_.end()) continue;
-    it->second.erase(conn.id());
-    if (it->second.empty()) speakers_.erase(it);
-  }
-  conn.spoken_for().clear();
+  // Nothing for the sessions it spoke for: see speak_for().
 }
 
 void Server::forget_connection(std::uint64_t id) { connections_.erase(id); }
@@ -457,13 +462,7 @@ void Server::on_effect(const core::Effect& effect) {
               }
               watchers_.erase(it);
             }
-            if (auto sp = speakers_.find(s.session); sp != speakers_.end()) {
-              for (std::uint64_t id : sp->second) {
-                auto c = connections_.find(id);
-                if (c != connections_.end()) c->second->spoken_for().erase(s.session);
-              }
-              speakers_.erase(sp);
-            }
+            speakers_.erase(s.session);
           },
           [&](const auto&) {},
       },
@@ -537,7 +536,7 @@ void Server::close_loop_handles() {
   waits_.clear();
   watchers_.clear();
   obs_->close();
-  speakers_.clear();
+  speakers_ = {};
   if (handles_open_) {
     handles_open_ = false;
     deferred_pumps_.run();  // from here on connections pump at once (defer_pump)

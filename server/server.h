@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "cluster/cluster_member.h"
+#include "common/incremental_map.h"
 #include "core/reply.h"
 #include "node/node.h"
 #include "server/acl_user.h"
@@ -119,7 +120,11 @@ class Server {
   // The connection gets pushes for `session` (and speaks for it).
   void watch(core::SessionId session, const std::shared_ptr<Connection>& conn);
   // The connection acts for `session` (it opened it, kept it alive or
-  // acquired with it). Ends with the session or the connection.
+  // acquired with it). Ends with the session or the connection. O(1): a
+  // closing connection does nothing per session it spoke for (its id is
+  // never reused, so it just stops matching; ids of closed connections are
+  // pruned when another connection speaks for the session, and all of them
+  // when the session ends).
   void speak_for(core::SessionId session, Connection& conn);
   // True if the connection watches or speaks for `session`: a LOCK.RELEASE
   // from any other connection is "by another" (the holder gets a `lost`
@@ -228,7 +233,10 @@ class Server {
   std::map<WaitKey, std::vector<Parked>> waits_;
   std::set<WaitKey> abandoned_;  // cancel in flight after the waiter left
   std::map<core::SessionId, std::set<std::uint64_t>> watchers_;
-  std::map<core::SessionId, std::set<std::uint64_t>> speakers_;  // see speak_for()
+  // Connection ids that speak for each live session (see speak_for()); a
+  // grow-by-one-bucket table: millions of sessions opened by a few
+  // connections are the common case.
+  IncrementalMap<core::SessionId, std::vector<std::uint64_t>> speakers_;
   AclUsers acl_;
   std::set<uv_timer_t*> delayed_;  // delay_error timers not yet fired
 

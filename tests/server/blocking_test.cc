@@ -291,5 +291,34 @@ TEST_F(Blocking, ReleaseByAnotherConnectionPushesLost) {
   EXPECT_EQ(watcher.call({"PING"}), Value::simple("PONG"));
 }
 
+// Speaking for a session survives the speaker's disconnect only as far as
+// the session: a new connection that keeps the session alive speaks for it
+// (its release pushes nothing), the closed one is forgotten, and a third
+// connection's release is still by another.
+TEST_F(Blocking, ANewConnectionSpeaksForTheSessionAfterTheFirstCloses) {
+  RespClient watcher = client(), other = client();
+  std::string sa;
+  Value t;
+  {
+    RespClient a = client();
+    sa = open_session(a);
+    t = a.call({"LOCK.ACQUIRE", "L", sa});
+    ASSERT_EQ(t.type, Type::kInteger);
+  }  // a disconnects; the session and its lock stay
+  ASSERT_EQ(watcher.call({"HELLO", "3"}).type, Type::kMap);
+  ASSERT_EQ(watcher.call({"SESSION.WATCH", sa}), Value::simple("OK"));
+  RespClient b = client();
+  ASSERT_EQ(b.call({"SESSION.KEEPALIVE", sa}).type, Type::kInteger);
+  ASSERT_EQ(b.call({"LOCK.RELEASE", "L", sa, std::to_string(t.integer)}), Value::simple("OK"));
+  EXPECT_EQ(watcher.call({"PING"}), Value::simple("PONG")) << "the new speaker's release pushed something";
+  t = b.call({"LOCK.ACQUIRE", "L", sa});
+  ASSERT_EQ(t.type, Type::kInteger);
+  ASSERT_EQ(other.call({"LOCK.RELEASE", "L", sa, std::to_string(t.integer)}), Value::simple("OK"));
+  auto lost = watcher.read();
+  ASSERT_TRUE(lost);
+  ASSERT_EQ(lost->type, Type::kPush) << lost->debug_string();
+  EXPECT_EQ(lost->elements[5].str, "released-by-other");
+}
+
 }  // namespace
 }  // namespace leasehold::testing
