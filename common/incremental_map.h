@@ -150,18 +150,14 @@ class IncrementalMap {
   std::size_t bucket_count() const { return round_ + split_; }
 
   iterator find(const Key& key) {
-    const std::size_t b = bucket_of(key);
-    for (Node* n = head(b); n != nullptr; n = n->next) {
-      if (n->kv.first == key) return iterator(this, b, n);
-    }
-    return end();
+    const std::size_t b = bucket_of(hash_of(key));
+    Node* n = find_in(b, key);
+    return n == nullptr ? end() : iterator(this, b, n);
   }
   const_iterator find(const Key& key) const {
-    const std::size_t b = bucket_of(key);
-    for (Node* n = head(b); n != nullptr; n = n->next) {
-      if (n->kv.first == key) return const_iterator(this, b, n);
-    }
-    return end();
+    const std::size_t b = bucket_of(hash_of(key));
+    Node* n = find_in(b, key);
+    return n == nullptr ? end() : const_iterator(this, b, n);
   }
   bool contains(const Key& key) const { return find(key) != end(); }
   std::size_t count(const Key& key) const { return contains(key) ? 1 : 0; }
@@ -170,9 +166,13 @@ class IncrementalMap {
   // most one bucket first.
   template <typename... Args>
   std::pair<iterator, bool> try_emplace(const Key& key, Args&&... args) {
-    if (auto found = find(key); found != end()) return {found, false};
-    if (size_ + 1 > bucket_count()) split_one();
-    const std::size_t b = bucket_of(key);
+    const std::uint64_t h = hash_of(key);
+    std::size_t b = bucket_of(h);
+    if (Node* found = find_in(b, key); found != nullptr) return {iterator(this, b, found), false};
+    if (size_ + 1 > bucket_count()) {
+      split_one();
+      b = bucket_of(h);  // the split may have moved the key's bucket
+    }
     auto* node = new Node(key, std::forward<Args>(args)...);
     Node*& first = head(b);
     node->next = first;
@@ -183,7 +183,7 @@ class IncrementalMap {
   Value& operator[](const Key& key) { return try_emplace(key).first->second; }
 
   std::size_t erase(const Key& key) {
-    for (Node** link = &head(bucket_of(key)); *link != nullptr; link = &(*link)->next) {
+    for (Node** link = &head(bucket_of(hash_of(key))); *link != nullptr; link = &(*link)->next) {
       if ((*link)->kv.first == key) {
         unlink(link);
         return 1;
@@ -211,7 +211,9 @@ class IncrementalMap {
   }
 
  private:
-  static std::uint64_t mixed(std::uint64_t h) {
+  // The key's std::hash, mixed (murmur3's 64-bit finalizer).
+  static std::uint64_t hash_of(const Key& key) {
+    auto h = static_cast<std::uint64_t>(Hash{}(key));
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdULL;
     h ^= h >> 33;
@@ -219,10 +221,15 @@ class IncrementalMap {
     h ^= h >> 33;
     return h;
   }
-  std::size_t bucket_of(const Key& key) const {
-    const std::uint64_t h = mixed(static_cast<std::uint64_t>(Hash{}(key)));
+  std::size_t bucket_of(std::uint64_t h) const {
     const std::size_t b = h & (round_ - 1);
     return b < split_ ? h & (2 * round_ - 1) : b;
+  }
+  Node* find_in(std::size_t b, const Key& key) const {
+    for (Node* n = head(b); n != nullptr; n = n->next) {
+      if (n->kv.first == key) return n;
+    }
+    return nullptr;
   }
   Node*& head(std::size_t b) { return segments_[b / kSegmentBuckets][b % kSegmentBuckets]; }
   Node* head(std::size_t b) const { return segments_[b / kSegmentBuckets][b % kSegmentBuckets]; }
@@ -244,7 +251,7 @@ class IncrementalMap {
     Node* move = nullptr;
     while (chain != nullptr) {
       Node* next = chain->next;
-      Node*& list = (mixed(static_cast<std::uint64_t>(Hash{}(chain->kv.first))) & mask) == to ? move : stay;
+      Node*& list = (hash_of(chain->kv.first) & mask) == to ? move : stay;
       chain->next = list;
       list = chain;
       chain = next;

@@ -24,7 +24,12 @@ fi
 build_fuzz=$1 ledger=$2 workers=$3 run_seconds=$4
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/wait-child.sh"
-targets=(snapshot log_entry etcd_log command_args resp_parser http_request script_catalog)
+# Every libFuzzer target: fuzz/<name>_fuzzer.cc builds fuzz_<name> (fuzz/CMakeLists.txt).
+targets=()
+for source in "$here"/../fuzz/*_fuzzer.cc; do
+  name=${source##*/}
+  targets+=("${name%_fuzzer.cc}")
+done
 for t in "${targets[@]}"; do
   [[ -x "$build_fuzz/fuzz/fuzz_$t" ]] || { echo "fuzz-as-load: no $build_fuzz/fuzz/fuzz_$t (make build-fuzz)" >&2; exit 2; }
 done
