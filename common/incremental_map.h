@@ -22,6 +22,9 @@
 //
 // Elements are nodes that never move: pointers and references to values
 // stay valid for as long as the element exists, as with std::unordered_map.
+// The nodes come from a NodePool (common/node_pool.h): no malloc header or
+// rounding per element, and memory freed by erase is kept for later
+// inserts, not returned to the system, until the map is destroyed.
 //
 // Interface: the subset of std::unordered_map's the project uses (find,
 // end, contains, count, operator[], try_emplace, erase by key or iterator,
@@ -43,6 +46,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "common/node_pool.h"
 
 namespace leasehold {
 
@@ -173,7 +178,14 @@ class IncrementalMap {
       split_one();
       b = bucket_of(h);  // the split may have moved the key's bucket
     }
-    auto* node = new Node(key, std::forward<Args>(args)...);
+    void* block = pool_.allocate();
+    Node* node = nullptr;
+    try {
+      node = ::new (block) Node(key, std::forward<Args>(args)...);
+    } catch (...) {
+      pool_.deallocate(block);
+      throw;
+    }
     Node*& first = head(b);
     node->next = first;
     first = node;
@@ -267,8 +279,13 @@ class IncrementalMap {
   void unlink(Node** link) {
     Node* gone = *link;
     *link = gone->next;
-    delete gone;
+    destroy(gone);
     --size_;
+  }
+
+  void destroy(Node* n) noexcept {
+    n->~Node();
+    pool_.deallocate(n);
   }
 
   void clear() {
@@ -276,7 +293,7 @@ class IncrementalMap {
       Node* n = head(b);
       while (n != nullptr) {
         Node* next = n->next;
-        delete n;
+        destroy(n);
         --size_;
         n = next;
       }
@@ -289,6 +306,7 @@ class IncrementalMap {
     std::swap(round_, other.round_);
     std::swap(split_, other.split_);
     std::swap(size_, other.size_);
+    pool_.swap(other.pool_);
   }
 
   // Bucket b is segments_[b / kSegmentBuckets][b % kSegmentBuckets].
@@ -296,6 +314,7 @@ class IncrementalMap {
   std::size_t round_ = kInitialBuckets;  // buckets at the start of this round (a power of two)
   std::size_t split_ = 0;                // buckets of this round split so far
   std::size_t size_ = 0;
+  NodePool<sizeof(Node), alignof(Node)> pool_;  // every node (no malloc header per element)
 };
 
 }  // namespace leasehold

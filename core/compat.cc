@@ -78,7 +78,7 @@ Reply apply_compat_set(Ctx& c, const CompatSet& set) {
   note_session_opened(c.s, c.rev);
   sess.ttl_ms = set.ttl_ms;
   sess.opened_at = c.now;
-  sess.owner = "compat";
+  sess.labels = SessionLabels("compat", "");
   sess.compat = true;
   const auto it = c.s.locks.try_emplace(set.key).first;
   Lock& l = it->second;

@@ -16,8 +16,8 @@ SessionInfo session_info(SessionId id, const Session& s) {
   SessionInfo info;
   info.id = id;
   info.ttl_ms = s.ttl_ms;
-  info.owner = s.owner;
-  info.user = s.user;
+  info.owner = s.labels.owner();
+  info.user = s.labels.user();
   info.opened_at = s.opened_at;
   info.compat = s.compat;
   for (const LockEntry* e : s.locks) {
@@ -31,7 +31,7 @@ SessionInfo session_info(SessionId id, const Session& s) {
 
 std::string owner_of(const CoreState& s, SessionId id) {
   const auto it = s.sessions.find(id);
-  return it == s.sessions.end() ? std::string() : it->second.owner;
+  return it == s.sessions.end() ? std::string() : std::string(it->second.labels.owner());
 }
 
 LockInfo lock_info(const CoreState& s, const LockEntry& e) {

@@ -41,9 +41,10 @@ Status read_sessions(ByteReader& in, CoreState& s, bool with_users) {
     sess.ttl_ms = in.varint();
     sess.opened_at = in.varint();
     sess.compat = in.boolean();
-    sess.owner = in.bytes(snapshot_io::max_string());
-    if (with_users) sess.user = in.bytes(snapshot_io::max_string());
-    if (!sess.user.empty()) ++s.sessions_with_user;
+    const std::string owner = in.bytes(snapshot_io::max_string());
+    const std::string user = with_users ? in.bytes(snapshot_io::max_string()) : std::string();
+    sess.labels = SessionLabels(owner, user);
+    if (!user.empty()) ++s.sessions_with_user;
     if (sess.ttl_ms == 0 && !sess.compat) return corrupt("session with ttl 0");
     if (in.boolean()) {
       sess.idem = std::make_unique<IdemWindow>();

@@ -110,8 +110,8 @@ void put_session(ByteWriter& w, SessionId id, const Session& sess, bool users) {
   w.varint(sess.ttl_ms);
   w.varint(sess.opened_at);
   w.boolean(sess.compat);
-  w.bytes(sess.owner);
-  if (users) w.bytes(sess.user);
+  w.bytes(sess.labels.owner());
+  if (users) w.bytes(sess.labels.user());
   w.boolean(sess.idem != nullptr);
   if (sess.idem) {
     std::vector<const IdemEntry*> entries;

@@ -26,9 +26,11 @@
 #include <vector>
 
 #include "common/incremental_map.h"
+#include "common/lazy_vector.h"
 #include "core/fifo_queue.h"
 #include "core/command.h"
 #include "core/reply.h"
+#include "core/session_labels.h"
 #include "core/snapshot_encoder.h"
 #include "core/state_machine.h"
 #include "core/types.h"
@@ -88,15 +90,18 @@ struct IdemWindow {
   std::vector<IdemEntry> entries;   // unordered, at most window entries
 };
 
+// Kept small (48 bytes): there may be ten million of these (issue 14's
+// capacity goal). Owner and user share one pointer, the lock list and the
+// idempotence window are allocated when first used.
 struct Session {
   std::uint64_t ttl_ms = 0;  // 0 only for compat sessions: never expires
   LogMillis opened_at = 0;
-  std::string owner;
-  std::string user;  // authenticated user that opened it ("" = none)
-  std::vector<LockEntry*> locks;       // locks this session holds or waits for
+  SessionLabels labels;  // owner, and the authenticated user that opened it ("" = none)
+  LazyVector<LockEntry*> locks;        // locks this session holds or waits for
   std::unique_ptr<IdemWindow> idem;    // allocated on the first seq != 0
   bool compat = false;
 };
+static_assert(sizeof(Session) <= 48, "a session record grew: ten million of them must fit issue 14's memory goal");
 
 // Session ids in ascending order, for paged listing (sessions(after, max)
 // is a binary search, not a scan). Ids only grow (each is the revision that

@@ -338,20 +338,16 @@ void Server::speak_for(core::SessionId session, Connection& conn) {
   auto found = speakers_.find(session);
   if (found == speakers_.end()) {
     if (!node_->state().session(session)) return;  // ended already: nothing to clean up later
-    speakers_.try_emplace(session, std::vector<std::uint64_t>{conn.id()});
+    speakers_.try_emplace(session, conn.id());
     return;
   }
-  std::vector<std::uint64_t>& ids = found->second;
-  if (std::find(ids.begin(), ids.end(), conn.id()) != ids.end()) return;
-  std::erase_if(ids, [this](std::uint64_t id) { return !connections_.contains(id); });  // closed ones
-  ids.push_back(conn.id());
+  found->second.add(conn.id(), [this](std::uint64_t id) { return !connections_.contains(id); });
 }
 
 bool Server::speaks_for(core::SessionId session, const Connection& conn) const {
   if (conn.watched_const().count(session) != 0) return true;
   const auto found = speakers_.find(session);
-  return found != speakers_.end() &&
-         std::find(found->second.begin(), found->second.end(), conn.id()) != found->second.end();
+  return found != speakers_.end() && found->second.contains(conn.id());
 }
 
 void Server::on_connection_closing(Connection& conn) {

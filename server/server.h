@@ -55,6 +55,7 @@
 #include "server/observability.h"
 #include "server/precise_timer.h"
 #include "server/responder.h"
+#include "server/speaker_ids.h"
 #include "server/tls.h"
 
 namespace leasehold::server {
@@ -236,7 +237,7 @@ class Server {
   // Connection ids that speak for each live session (see speak_for()); a
   // grow-by-one-bucket table: millions of sessions opened by a few
   // connections are the common case.
-  IncrementalMap<core::SessionId, std::vector<std::uint64_t>> speakers_;
+  IncrementalMap<core::SessionId, SpeakerIds> speakers_;
   AclUsers acl_;
   std::set<uv_timer_t*> delayed_;  // delay_error timers not yet fired
 
