@@ -12,9 +12,10 @@
 //
 // How: linear hashing. The buckets are numbered 0..bucket_count()-1; a key
 // goes to bucket h & (2^L - 1), or h & (2^(L+1) - 1) when that first bucket
-// has already been split in this round. When the elements outnumber the
-// buckets, one insert splits one bucket (relinks its chain, 1-2 nodes on
-// average) into itself and a new bucket at the end. The bucket pointers live
+// has already been split in this round. When the elements outnumber
+// kMaxLoad times the buckets, one insert splits one bucket (relinks its
+// chain, 2-4 nodes on average) into itself and a new bucket at the end: a
+// split every kMaxLoad inserts. The bucket pointers live
 // in segments of kSegmentBuckets (32 KiB), allocated as the buckets reach
 // them, so no single step allocates more than one segment. h is the key's
 // std::hash mixed (murmur3's 64-bit finalizer), so ascending ids and ids
@@ -59,6 +60,9 @@ class IncrementalMap {
   using value_type = std::pair<const Key, Value>;
   static constexpr std::size_t kSegmentBuckets = 4096;  // 32 KiB of bucket pointers
   static constexpr std::size_t kInitialBuckets = 16;    // a power of two
+  // Elements per bucket before a split: 2 keeps chains short (about 2 nodes
+  // on average) at half the bucket pointers of 1 (4 bytes per element).
+  static constexpr std::size_t kMaxLoad = 2;
 
  private:
   struct Node {
@@ -174,7 +178,7 @@ class IncrementalMap {
     const std::uint64_t h = hash_of(key);
     std::size_t b = bucket_of(h);
     if (Node* found = find_in(b, key); found != nullptr) return {iterator(this, b, found), false};
-    if (size_ + 1 > bucket_count()) {
+    if (size_ + 1 > kMaxLoad * bucket_count()) {
       split_one();
       b = bucket_of(h);  // the split may have moved the key's bucket
     }
@@ -219,7 +223,7 @@ class IncrementalMap {
   // Buckets for `n` elements without further splits: O(n) now (meant for
   // filling an empty map, e.g. on restore).
   void reserve(std::size_t n) {
-    while (bucket_count() < n) split_one();
+    while (kMaxLoad * bucket_count() < n) split_one();
   }
 
  private:

@@ -33,9 +33,9 @@ Reply apply_compat_set(Ctx& c, const CompatSet& set) {
     return Reply::fail(ErrorCode::kInvalidArgument,
                        "ttl_ms " + num(set.ttl_ms) + " is under min_ttl_ms " + num(lim.min_ttl_ms));
   }
-  if (set.ttl_ms > lim.max_ttl_ms) {
-    return Reply::fail(ErrorCode::kLimitExceeded,
-                       "ttl_ms " + num(set.ttl_ms) + " is over max_ttl_ms " + num(lim.max_ttl_ms));
+  if (set.ttl_ms > std::min(lim.max_ttl_ms, kMaxSessionTtlMs)) {
+    return Reply::fail(ErrorCode::kLimitExceeded, "ttl_ms " + num(set.ttl_ms) + " is over max_ttl_ms " +
+                                                      num(std::min(lim.max_ttl_ms, kMaxSessionTtlMs)));
   }
   if (set.condition > CompatCondition::kIfPresent) {
     return Reply::fail(ErrorCode::kInvalidArgument,
@@ -76,7 +76,7 @@ Reply apply_compat_set(Ctx& c, const CompatSet& set) {
 
   Session& sess = c.s.sessions[c.rev];
   note_session_opened(c.s, c.rev);
-  sess.ttl_ms = set.ttl_ms;
+  sess.ttl_ms = session_ttl(set.ttl_ms);
   sess.opened_at = c.now;
   sess.labels = SessionLabels("compat", "");
   sess.compat = true;

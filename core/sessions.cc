@@ -25,9 +25,10 @@ std::string num(std::uint64_t v) { return std::to_string(v); }
 // kLimitExceeded.
 Reply check_ttl(const Limits& lim, std::uint64_t ttl_ms) {
   const std::uint64_t min = std::max<std::uint64_t>(lim.min_ttl_ms, 1);
-  if (ttl_ms >= min && ttl_ms <= lim.max_ttl_ms) return Reply::ok();
+  const std::uint64_t max = std::min(lim.max_ttl_ms, kMaxSessionTtlMs);
+  if (ttl_ms >= min && ttl_ms <= max) return Reply::ok();
   const std::string why = "ttl_ms " + num(ttl_ms) + " is out of range: a session TTL must be between " + num(min) +
-                          " and " + num(lim.max_ttl_ms) + " ms (--min-ttl-ms, --max-ttl-ms)";
+                          " and " + num(max) + " ms (--min-ttl-ms, --max-ttl-ms)";
   return Reply::fail(ttl_ms < min ? ErrorCode::kInvalidArgument : ErrorCode::kLimitExceeded, why);
 }
 
@@ -142,7 +143,7 @@ Reply apply_open_session(Ctx& c, const OpenSession& o) {
   }
   Session& sess = c.s.sessions[c.rev];
   note_session_opened(c.s, c.rev);
-  sess.ttl_ms = o.ttl_ms;
+  sess.ttl_ms = session_ttl(o.ttl_ms);
   sess.opened_at = c.now;
   sess.labels = SessionLabels(o.owner, o.user);
   if (!o.user.empty()) ++c.s.sessions_with_user;
@@ -178,7 +179,7 @@ Reply apply_set_ttl(Ctx& c, const SetSessionTtl& o) {
     if (Reply r = check_ttl(c.s.limits, o.ttl_ms); r.is_error()) return r;
   }
   before_session_change(c.s, o.session);
-  sit->second.ttl_ms = o.ttl_ms;
+  sit->second.ttl_ms = session_ttl(o.ttl_ms);
   c.effects.emplace_back(SessionTtlChanged{o.session, o.ttl_ms});
   return Reply::ok();
 }

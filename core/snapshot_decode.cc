@@ -38,7 +38,9 @@ Status read_sessions(ByteReader& in, CoreState& s, bool with_users) {
     prev = id;
     Session& sess = s.sessions[id];
     note_session_opened(s, id);  // ascending, checked above
-    sess.ttl_ms = in.varint();
+    const std::uint64_t ttl_ms = in.varint();
+    if (ttl_ms > kMaxSessionTtlMs) return corrupt("session ttl " + std::to_string(ttl_ms) + " ms over the largest");
+    sess.ttl_ms = session_ttl(ttl_ms);
     sess.opened_at = in.varint();
     sess.compat = in.boolean();
     const std::string owner = in.bytes(snapshot_io::max_string());

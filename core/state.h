@@ -90,18 +90,25 @@ struct IdemWindow {
   std::vector<IdemEntry> entries;   // unordered, at most window entries
 };
 
-// Kept small (48 bytes): there may be ten million of these (issue 14's
-// capacity goal). Owner and user share one pointer, the lock list and the
-// idempotence window are allocated when first used.
+// Kept small (40 bytes): there may be ten million of these (issue 14's
+// capacity goal). The TTL fits 32 bits (kMaxSessionTtlMs), owner and user
+// share one pointer, the lock list and the idempotence window are
+// allocated when first used.
 struct Session {
-  std::uint64_t ttl_ms = 0;  // 0 only for compat sessions: never expires
+  std::uint32_t ttl_ms = 0;  // 0 only for compat sessions: never expires; set through session_ttl()
+  bool compat = false;
   LogMillis opened_at = 0;
   SessionLabels labels;  // owner, and the authenticated user that opened it ("" = none)
   LazyVector<LockEntry*> locks;        // locks this session holds or waits for
   std::unique_ptr<IdemWindow> idem;    // allocated on the first seq != 0
-  bool compat = false;
 };
-static_assert(sizeof(Session) <= 48, "a session record grew: ten million of them must fit issue 14's memory goal");
+static_assert(sizeof(Session) <= 40, "a session record grew: ten million of them must fit issue 14's memory goal");
+
+// A TTL that passed check_ttl (or the snapshot's check), as Session keeps it.
+inline std::uint32_t session_ttl(std::uint64_t ttl_ms) {
+  LEASEHOLD_ASSERT(ttl_ms <= kMaxSessionTtlMs, "session ttl {} ms over the largest, {} ms", ttl_ms, kMaxSessionTtlMs);
+  return static_cast<std::uint32_t>(ttl_ms);
+}
 
 // Session ids in ascending order, for paged listing (sessions(after, max)
 // is a binary search, not a scan). Ids only grow (each is the revision that

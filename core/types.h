@@ -32,6 +32,13 @@ enum class LockMode : std::uint8_t {
 };
 
 // Size and count limits. Breaking one yields kLimitExceeded and no change.
+// The longest session TTL any configuration may allow: 2^31 - 1 ms, about
+// 24.8 days. Session records keep a TTL in 31 bits (core/state.h,
+// node/timers.h: ten million sessions must fit issue 14's memory goal), so
+// check_ttl refuses more whatever Limits::max_ttl_ms says, and the server
+// refuses a --max-ttl-ms above it.
+inline constexpr std::uint64_t kMaxSessionTtlMs = (std::uint64_t{1} << 31) - 1;
+
 struct Limits {
   std::size_t max_name_bytes = 512;         // lock names and KV keys
   std::size_t max_owner_bytes = 256;        // session owner labels
@@ -42,7 +49,7 @@ struct Limits {
   std::size_t max_waiters_per_lock = 10'000;
   std::size_t max_holders_per_lock = 10'000;  // shared holders / semaphore permits
   std::uint64_t min_ttl_ms = 10;
-  std::uint64_t max_ttl_ms = 24ULL * 3600 * 1000;
+  std::uint64_t max_ttl_ms = 24ULL * 3600 * 1000;  // at most kMaxSessionTtlMs takes effect
   std::uint64_t max_wait_ms = 24ULL * 3600 * 1000;
   std::uint64_t max_delay_ms = 3600ULL * 1000;
   // How many recent (seq -> reply) entries each session remembers for

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/assert.h"
 #include "common/unsafe_test_faults.h"
 #include "node/node.h"
 
@@ -18,6 +19,13 @@ std::chrono::milliseconds expiry_after(std::uint64_t ttl_ms) {
   // UNSAFE TEST FAULT expire-early (common/unsafe_test_faults.h): half the TTL.
   if (unsafe::enabled(unsafe::TestFault::kExpireEarly)) return std::chrono::milliseconds(ttl_ms / 2);
   return std::chrono::milliseconds(ttl_ms);
+}
+// A TTL from the state machine (which refuses any over kMaxSessionTtlMs),
+// as SessionTimer keeps it.
+std::uint32_t timer_ttl(std::uint64_t ttl_ms) {
+  LEASEHOLD_ASSERT(ttl_ms <= core::kMaxSessionTtlMs, "session ttl {} ms over the largest, {} ms", ttl_ms,
+                   core::kMaxSessionTtlMs);
+  return static_cast<std::uint32_t>(ttl_ms);
 }
 Status not_live(core::SessionId id) {
   return Status(ErrorCode::kSessionExpired, "session " + std::to_string(id) + " is not live");
@@ -36,8 +44,8 @@ void Timers::set_deadline(core::SessionId id, SessionTimer& t, TimePoint deadlin
 
 void Timers::start_session(core::SessionId id, std::uint64_t ttl_ms, TimePoint now) {
   SessionTimer& t = sessions_[id];
-  t.ttl_ms = ttl_ms;
-  t.expiring = false;
+  t.ttl_ms = timer_ttl(ttl_ms) & 0x7fffffffU;
+  t.expiring = 0;
   set_deadline(id, t, now + expiry_after(ttl_ms));
 }
 
@@ -50,9 +58,9 @@ void Timers::arm_sessions(const std::vector<std::pair<core::SessionId, std::uint
     SessionTimer& t = it->second;
     if (!inserted) {
       disarm(t);
-      t.expiring = false;
+      t.expiring = 0;
     }
-    t.ttl_ms = ttl_ms;
+    t.ttl_ms = timer_ttl(ttl_ms) & 0x7fffffffU;
     if (ttl_ms != 0) deadlines_.append(now + expiry_after(ttl_ms), id, &t.pos);
   }
   deadlines_.build();
@@ -85,7 +93,7 @@ Result<std::uint64_t> Timers::remaining_ms(core::SessionId id, TimePoint now) co
 void Timers::retry_session(core::SessionId id, TimePoint at) {
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return;
-  it->second.expiring = false;
+  it->second.expiring = 0;
   set_deadline(id, it->second, at);
 }
 
@@ -108,7 +116,7 @@ Timers::Due Timers::take_due(TimePoint now) {
   Due due;
   while (!deadlines_.empty() && deadlines_.top().at <= now) {
     const DeadlineHeap::Entry e = deadlines_.pop();
-    sessions_[e.id].expiring = true;
+    sessions_[e.id].expiring = 1;
     due.sessions.push_back(e.id);
   }
   while (!wait_deadlines_.empty() && std::get<0>(*wait_deadlines_.begin()) <= now) {

@@ -74,11 +74,14 @@ class Timers {
  private:
   // A session is armed (in deadlines_, at heap position `pos`) unless its
   // TTL is 0 or it is expiring; only an armed session has a deadline.
+  // 8 bytes (ten million sessions, issue 14): the TTL takes 31 bits, as
+  // core::kMaxSessionTtlMs allows.
   struct SessionTimer {
-    std::uint64_t ttl_ms = 0;
     std::uint32_t pos = DeadlineHeap::kAbsent;
-    bool expiring = false;
+    std::uint32_t ttl_ms : 31 = 0;
+    std::uint32_t expiring : 1 = 0;
   };
+  static_assert(sizeof(SessionTimer) == 8);
   // Arms `t` at `deadline`, or disarms it when it has no TTL or is expiring.
   void set_deadline(core::SessionId id, SessionTimer& t, TimePoint deadline);
   void disarm(SessionTimer& t);

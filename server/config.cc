@@ -45,6 +45,10 @@ Status validate_config(const ServerConfig& c) {
     if (p.value == 0) return refuse(fmt::format("{} 0: {}", p.flag, p.why));
   }
   if (l.max_ttl_ms == 0) return refuse("--max-ttl-ms 0: no session could be opened");
+  if (l.max_ttl_ms > core::kMaxSessionTtlMs) {
+    return refuse(fmt::format("--max-ttl-ms {} is above the largest session TTL, {} ms (about 24.8 days)",
+                              l.max_ttl_ms, core::kMaxSessionTtlMs));
+  }
   if (l.min_ttl_ms > l.max_ttl_ms) {
     return refuse(fmt::format("--min-ttl-ms {} is above --max-ttl-ms {}: no session could be opened",
                               l.min_ttl_ms, l.max_ttl_ms));

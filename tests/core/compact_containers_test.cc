@@ -118,7 +118,7 @@ TEST(SessionLabels, HoldsOwnerAndUserInOnePointer) {
 }
 
 TEST(SpeakerIds, KeepsTheFirstInlineAndDropsClosedOnesWhenOneIsAdded) {
-  static_assert(sizeof(server::SpeakerIds) == 2 * sizeof(void*));
+  static_assert(sizeof(server::SpeakerIds) == sizeof(std::uint64_t));
   std::set<std::uint64_t> closed;
   const auto is_closed = [&closed](std::uint64_t id) { return closed.contains(id); };
   server::SpeakerIds ids(5);

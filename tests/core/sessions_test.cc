@@ -1,6 +1,9 @@
 // Unit tests: session commands and their error paths.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+
 #include "core_test_util.h"
 
 namespace leasehold::core::testing {
@@ -66,6 +69,27 @@ TEST(CoreSessions, OpenErrors) {
   h.expect_error(OpenSession{100, "12345"}, ErrorCode::kLimitExceeded);
   h.open(100, "1234");
   h.expect_error(OpenSession{100, "x"}, ErrorCode::kLimitExceeded);
+}
+
+// A session record keeps its TTL in 31 bits: whatever Limits says, no TTL
+// over kMaxSessionTtlMs is taken, and the largest one round-trips through
+// the record, the snapshot and the query.
+TEST(CoreSessions, NoTtlOverTheLargestIsTakenWhateverTheLimitsSay) {
+  Limits lim;
+  lim.max_ttl_ms = std::numeric_limits<std::uint64_t>::max();
+  Harness h(lim);
+  h.expect_error(OpenSession{kMaxSessionTtlMs + 1, "x"}, ErrorCode::kLimitExceeded);
+  h.expect_error(OpenSession{std::uint64_t{1} << 32, "x"}, ErrorCode::kLimitExceeded);
+  const SessionId id = h.open(kMaxSessionTtlMs, "longest");
+  h.expect_error(SetSessionTtl{id, kMaxSessionTtlMs + 1}, ErrorCode::kLimitExceeded);
+  ASSERT_TRUE(h.sm.session(id).has_value());
+  EXPECT_EQ(h.sm.session(id)->ttl_ms, kMaxSessionTtlMs);
+  EXPECT_EQ(h.sm.session(id)->owner, "longest");
+  auto restored = StateMachine::restore(h.sm.snapshot(), lim);
+  ASSERT_TRUE(restored.is_ok());
+  ASSERT_TRUE(restored->session(id).has_value());
+  EXPECT_EQ(restored->session(id)->ttl_ms, kMaxSessionTtlMs);
+  EXPECT_EQ(restored->session(id)->owner, "longest");
 }
 
 TEST(CoreSessions, CloseEffects) {

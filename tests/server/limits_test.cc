@@ -48,6 +48,7 @@ TEST(ServerLimits, ImpossibleLimitsAreRefusedAtStart) {
       {{"--max-locks", "0"}, "--max-locks 0"},
       {{"--max-holders-per-lock", "0"}, "--max-holders-per-lock 0"},
       {{"--max-ttl-ms", "0", "--min-ttl-ms", "0"}, "--max-ttl-ms 0"},
+      {{"--max-ttl-ms", "2147483648"}, "--max-ttl-ms 2147483648 is above the largest session TTL, 2147483647 ms"},
       {{"--max-clients", "0"}, "--max-clients 0"},
       {{"--max-pipeline", "0"}, "--max-pipeline 0"},
       {{"--max-pending-proposals", "0"}, "--max-pending-proposals 0"},
