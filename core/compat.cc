@@ -78,7 +78,7 @@ Reply apply_compat_set(Ctx& c, const CompatSet& set) {
   note_session_opened(c.s, c.rev);
   sess.ttl_ms = session_ttl(set.ttl_ms);
   sess.opened_at = c.now;
-  sess.labels = SessionLabels("compat", "");
+  sess.set_labels("compat", "");
   sess.compat = true;
   const auto it = c.s.locks.try_emplace(set.key).first;
   Lock& l = it->second;
@@ -88,7 +88,7 @@ Reply apply_compat_set(Ctx& c, const CompatSet& set) {
   LEASEHOLD_ASSERT(c.rev >= l.last_token, "compat token {} below last token {}", c.rev, l.last_token);
   l.holders.push_back(Holder{c.rev, c.rev, c.now, 0, 0, LockMode::kExclusive});
   l.last_token = c.rev;
-  sess.locks.push_back(&*it);
+  sess.lock_list().push_back(&*it);
   c.s.compat[set.key] = CompatValue{set.value, c.rev, c.rev};
   c.effects.emplace_back(SessionStarted{c.rev, set.ttl_ms});
   reply.token = c.rev;

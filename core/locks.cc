@@ -116,7 +116,8 @@ Reply end_wait(Ctx& c, const std::string& lock_name, SessionId session, WaitEndR
 }  // namespace
 
 void erase_session_link(Session& session, const LockEntry* entry) {
-  auto& v = session.locks;
+  if (!session.extras) return;
+  auto& v = session.extras->locks;
   const auto it = std::find(v.begin(), v.end(), entry);
   if (it == v.end()) return;
   *it = v.back();
@@ -247,7 +248,7 @@ Reply apply_acquire(Ctx& c, const Acquire& a) {
     l.limit = a.limit;
     if (!paused) {
       add_holder(c, l, a.session, a.mode, a.delay_ms, c.cmd.seq);
-      sess.locks.push_back(&*it);
+      sess.lock_list().push_back(&*it);
       return granted_reply(c.rev);
     }
     set_delay(c.s, *it, c.s.paused_until);  // quarantine: the wait below queues
@@ -267,7 +268,7 @@ Reply apply_acquire(Ctx& c, const Acquire& a) {
                                                  ", requested limit " + num(a.limit));
   }
   // The session's own links are short; the lock's queue may be long.
-  if (std::find(sess.locks.begin(), sess.locks.end(), &*it) != sess.locks.end()) {
+  if (const auto links = sess.locks(); std::find(links.begin(), links.end(), &*it) != links.end()) {
     const bool holds = find_session(l.holders, a.session) != l.holders.end();
     return Reply::fail(ErrorCode::kConflict, "session " + num(a.session) +
                                                  (holds ? " already holds lock '" : " already waits for lock '") +
@@ -276,7 +277,7 @@ Reply apply_acquire(Ctx& c, const Acquire& a) {
   if (grantable_now(c, l, a.mode)) {
     clear_delay(c.s, *it);  // a delay that is over but not yet swept
     add_holder(c, l, a.session, a.mode, a.delay_ms, c.cmd.seq);
-    sess.locks.push_back(&*it);
+    sess.lock_list().push_back(&*it);
     return granted_reply(c.rev);
   }
   if (!a.wait) {
@@ -291,7 +292,7 @@ Reply apply_acquire(Ctx& c, const Acquire& a) {
   const LogMillis deadline = a.wait_ms == 0 ? 0 : saturating_add(c.now, a.wait_ms);
   l.waiters.push_back(Waiter{a.session, c.cmd.seq, c.now, deadline, a.delay_ms, a.mode});
   ++c.s.waiters;
-  sess.locks.push_back(&*it);
+  sess.lock_list().push_back(&*it);
   if (deadline != 0) c.effects.emplace_back(WaitDeadline{a.lock, a.session, deadline});
   Reply r;
   r.code = ReplyCode::kQueued;

@@ -16,11 +16,11 @@ SessionInfo session_info(SessionId id, const Session& s) {
   SessionInfo info;
   info.id = id;
   info.ttl_ms = s.ttl_ms;
-  info.owner = s.labels.owner();
-  info.user = s.labels.user();
+  info.owner = s.owner();
+  info.user = s.user();
   info.opened_at = s.opened_at;
   info.compat = s.compat;
-  for (const LockEntry* e : s.locks) {
+  for (const LockEntry* e : s.locks()) {
     const auto& holders = e->second.holders;
     const bool holds = std::any_of(holders.begin(), holders.end(),
                                    [id](const detail::Holder& h) { return h.session == id; });
@@ -31,7 +31,7 @@ SessionInfo session_info(SessionId id, const Session& s) {
 
 std::string owner_of(const CoreState& s, SessionId id) {
   const auto it = s.sessions.find(id);
-  return it == s.sessions.end() ? std::string() : std::string(it->second.labels.owner());
+  return it == s.sessions.end() ? std::string() : std::string(it->second.owner());
 }
 
 LockInfo lock_info(const CoreState& s, const LockEntry& e) {

@@ -69,8 +69,8 @@ void end_session(Ctx& c, SessionId id, EndKind kind) {
   if (sit == c.s.sessions.end()) return;
   before_session_change(c.s, id);
   Session& sess = sit->second;
-  const bool had_user = !sess.labels.user().empty();
-  std::vector<LockEntry*> links = sess.locks.take();
+  const bool had_user = !sess.user().empty();
+  std::vector<LockEntry*> links = sess.take_locks();
   // Canonical order (independent of how the links were built or restored).
   std::sort(links.begin(), links.end(),
             [](const LockEntry* a, const LockEntry* b) { return a->first < b->first; });
@@ -145,7 +145,7 @@ Reply apply_open_session(Ctx& c, const OpenSession& o) {
   note_session_opened(c.s, c.rev);
   sess.ttl_ms = session_ttl(o.ttl_ms);
   sess.opened_at = c.now;
-  sess.labels = SessionLabels(o.owner, o.user);
+  sess.set_labels(o.owner, o.user);
   if (!o.user.empty()) ++c.s.sessions_with_user;
   c.effects.emplace_back(SessionStarted{c.rev, o.ttl_ms});
   Reply r;

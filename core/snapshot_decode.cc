@@ -45,21 +45,21 @@ Status read_sessions(ByteReader& in, CoreState& s, bool with_users) {
     sess.compat = in.boolean();
     const std::string owner = in.bytes(snapshot_io::max_string());
     const std::string user = with_users ? in.bytes(snapshot_io::max_string()) : std::string();
-    sess.labels = SessionLabels(owner, user);
+    sess.set_labels(owner, user);
     if (!user.empty()) ++s.sessions_with_user;
     if (sess.ttl_ms == 0 && !sess.compat) return corrupt("session with ttl 0");
     if (in.boolean()) {
-      sess.idem = std::make_unique<IdemWindow>();
-      sess.idem->high = in.varint();
+      IdemWindow& idem = sess.idem_window();
+      idem.high = in.varint();
       // An entry takes at least 8 bytes: seq, then the reply's code, error
       // code, message length, token, session, count and has-value bytes.
       const std::size_t m = in.count(8);
       std::uint64_t prev_seq = 0;
       for (std::size_t k = 0; k < m && in.ok(); ++k) {
         const std::uint64_t seq = in.varint();
-        if (in.ok() && (seq <= prev_seq || seq > sess.idem->high)) return corrupt("idempotence seq order");
+        if (in.ok() && (seq <= prev_seq || seq > idem.high)) return corrupt("idempotence seq order");
         prev_seq = seq;
-        sess.idem->entries.push_back(IdemEntry{seq, snapshot_io::read_reply(in)});
+        idem.entries.push_back(IdemEntry{seq, snapshot_io::read_reply(in)});
       }
     }
   }
@@ -101,7 +101,7 @@ Status read_members(ByteReader& in, CoreState& s, LockEntry& e) {
     const auto it = s.sessions.find(id);
     if (it == s.sessions.end()) return corrupt("lock '" + e.first + "' names unknown session");
     if (it->second.compat != l.compat) return corrupt("compat session mismatch on '" + e.first + "'");
-    it->second.locks.push_back(&e);
+    it->second.lock_list().push_back(&e);
   }
   std::sort(members.begin(), members.end());
   if (std::adjacent_find(members.begin(), members.end()) != members.end()) {
@@ -204,7 +204,7 @@ Status decode_snapshot_body(ByteReader& in, CoreState& s, std::uint8_t version) 
   for (const auto& [name, l] : s.locks) compat_locks += l.compat ? 1 : 0;
   if (compat_locks != s.compat.size()) return corrupt("compat lock without value");
   for (const auto& [id, sess] : s.sessions) {
-    if (sess.compat && sess.locks.size() != 1) return corrupt("compat session without its key");
+    if (sess.compat && sess.locks().size() != 1) return corrupt("compat session without its key");
   }
   return Status();
 }

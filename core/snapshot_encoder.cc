@@ -110,15 +110,16 @@ void put_session(ByteWriter& w, SessionId id, const Session& sess, bool users) {
   w.varint(sess.ttl_ms);
   w.varint(sess.opened_at);
   w.boolean(sess.compat);
-  w.bytes(sess.labels.owner());
-  if (users) w.bytes(sess.labels.user());
-  w.boolean(sess.idem != nullptr);
-  if (sess.idem) {
+  w.bytes(sess.owner());
+  if (users) w.bytes(sess.user());
+  const IdemWindow* idem = sess.idem();
+  w.boolean(idem != nullptr);
+  if (idem) {
     std::vector<const IdemEntry*> entries;
-    entries.reserve(sess.idem->entries.size());
-    for (const IdemEntry& e : sess.idem->entries) entries.push_back(&e);
+    entries.reserve(idem->entries.size());
+    for (const IdemEntry& e : idem->entries) entries.push_back(&e);
     std::sort(entries.begin(), entries.end(), [](auto a, auto b) { return a->seq < b->seq; });
-    w.varint(sess.idem->high);
+    w.varint(idem->high);
     w.varint(entries.size());
     for (const IdemEntry* e : entries) {
       w.varint(e->seq);

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -26,7 +27,6 @@
 #include <vector>
 
 #include "common/incremental_map.h"
-#include "common/lazy_vector.h"
 #include "core/fifo_queue.h"
 #include "core/command.h"
 #include "core/reply.h"
@@ -90,19 +90,55 @@ struct IdemWindow {
   std::vector<IdemEntry> entries;   // unordered, at most window entries
 };
 
-// Kept small (40 bytes): there may be ten million of these (issue 14's
-// capacity goal). The TTL fits 32 bits (kMaxSessionTtlMs), owner and user
-// share one pointer, the lock list and the idempotence window are
-// allocated when first used.
+// What only some sessions have: an owner or user name, locks, SEQ retries.
+struct SessionExtras {
+  SessionLabels labels;              // owner, and the authenticated user that opened it
+  std::vector<LockEntry*> locks;     // locks this session holds or waits for
+  std::unique_ptr<IdemWindow> idem;  // allocated on the first seq != 0
+};
+
+// Kept small (24 bytes): there may be ten million of these (issue 14's
+// capacity goal). The TTL fits 32 bits (kMaxSessionTtlMs); everything a
+// plain session (no owner, no user, no lock, no SEQ) does not have is in
+// SessionExtras, allocated when first needed and kept until the session
+// ends.
 struct Session {
   std::uint32_t ttl_ms = 0;  // 0 only for compat sessions: never expires; set through session_ttl()
   bool compat = false;
   LogMillis opened_at = 0;
-  SessionLabels labels;  // owner, and the authenticated user that opened it ("" = none)
-  LazyVector<LockEntry*> locks;        // locks this session holds or waits for
-  std::unique_ptr<IdemWindow> idem;    // allocated on the first seq != 0
+  std::unique_ptr<SessionExtras> extras;  // null while the session has none of them
+
+  std::string_view owner() const { return extras ? extras->labels.owner() : std::string_view(); }
+  std::string_view user() const { return extras ? extras->labels.user() : std::string_view(); }
+  // Sets owner and user; allocates the extras only if either is non-empty.
+  void set_labels(std::string_view owner, std::string_view user) {
+    if (!extras && owner.empty() && user.empty()) return;
+    extra().labels = SessionLabels(owner, user);
+  }
+  // The locks this session holds or waits for (empty span: none).
+  std::span<LockEntry* const> locks() const {
+    return extras ? std::span<LockEntry* const>(extras->locks) : std::span<LockEntry* const>();
+  }
+  // The lock list, to change (allocates the extras).
+  std::vector<LockEntry*>& lock_list() { return extra().locks; }
+  // Moves the lock list out (left empty).
+  std::vector<LockEntry*> take_locks() { return extras ? std::move(extras->locks) : std::vector<LockEntry*>(); }
+  // The idempotence window, or null.
+  IdemWindow* idem() const { return extras ? extras->idem.get() : nullptr; }
+  // The idempotence window, allocated if need be.
+  IdemWindow& idem_window() {
+    std::unique_ptr<IdemWindow>& w = extra().idem;
+    if (!w) w = std::make_unique<IdemWindow>();
+    return *w;
+  }
+
+ private:
+  SessionExtras& extra() {
+    if (!extras) extras = std::make_unique<SessionExtras>();
+    return *extras;
+  }
 };
-static_assert(sizeof(Session) <= 40, "a session record grew: ten million of them must fit issue 14's memory goal");
+static_assert(sizeof(Session) <= 24, "a session record grew: ten million of them must fit issue 14's memory goal");
 
 // A TTL that passed check_ttl (or the snapshot's check), as Session keeps it.
 inline std::uint32_t session_ttl(std::uint64_t ttl_ms) {

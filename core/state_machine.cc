@@ -34,8 +34,8 @@ LogMillis saturating_add(LogMillis a, std::uint64_t b) {
 void update_cached_reply(CoreState& s, SessionId session, std::uint64_t seq, const Reply& reply) {
   if (seq == 0) return;
   const auto it = s.sessions.find(session);
-  if (it == s.sessions.end() || !it->second.idem) return;
-  for (IdemEntry& e : it->second.idem->entries) {
+  if (it == s.sessions.end() || it->second.idem() == nullptr) return;
+  for (IdemEntry& e : it->second.idem()->entries) {
     if (e.seq == seq) {
       before_session_change(s, session);
       e.reply = reply;
@@ -64,8 +64,7 @@ void record(CoreState& s, SessionId session, std::uint64_t seq, const Reply& rep
   const auto it = s.sessions.find(session);
   if (it == s.sessions.end()) return;  // the command ended the session itself
   before_session_change(s, session);
-  auto& w = it->second.idem;
-  if (!w) w = std::make_unique<IdemWindow>();
+  IdemWindow* w = &it->second.idem_window();
   if (seq > w->high) {
     w->high = seq;
     if (w->high >= window) {
@@ -145,7 +144,7 @@ ApplyResult StateMachine::apply(const Command& cmd) {
                               "session " + std::to_string(cmd.session) + " is not live");
       return out;
     }
-    const IdemWindow* w = it->second.idem.get();
+    const IdemWindow* w = it->second.idem();
     if (const Reply* cached = find_cached(w, cmd.seq)) {
       out.reply = *cached;
       return out;

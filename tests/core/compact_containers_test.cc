@@ -1,7 +1,8 @@
-// The small containers that keep a session record small (issue 14's memory
-// goal): common/node_pool.h, common/lazy_vector.h, core/session_labels.h,
-// and IncrementalMap's nodes coming from its pool (values that own memory
-// are destroyed exactly once: the ASan build's leak check sees the rest).
+// The small containers that keep a session's records small (issue 14's
+// memory goal): common/node_pool.h, core/session_labels.h,
+// server/speaker_ids.h, and IncrementalMap's nodes coming from its pool
+// (values that own memory are destroyed exactly once: the ASan build's leak
+// check sees the rest).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,7 +14,6 @@
 #include <vector>
 
 #include "common/incremental_map.h"
-#include "common/lazy_vector.h"
 #include "common/node_pool.h"
 #include "core/session_labels.h"
 #include "server/speaker_ids.h"
@@ -71,26 +71,6 @@ TEST(IncrementalMap, DestroysEveryValueItOwnsOnceWithPooledNodes) {
     EXPECT_EQ(counter.use_count(), 15'001);
   }
   EXPECT_EQ(counter.use_count(), 1);
-}
-
-TEST(LazyVector, IsOnePointerUntilUsedAndBehavesAsAVector) {
-  static_assert(sizeof(LazyVector<int*>) == sizeof(void*));
-  LazyVector<int> v;
-  EXPECT_TRUE(v.empty());
-  EXPECT_EQ(v.size(), 0U);
-  EXPECT_EQ(v.begin(), v.end());
-  for (int i = 0; i < 5; ++i) v.push_back(i);
-  EXPECT_EQ(v.size(), 5U);
-  EXPECT_EQ(v.back(), 4);
-  v.pop_back();
-  int sum = 0;
-  for (int x : v) sum += x;
-  EXPECT_EQ(sum, 0 + 1 + 2 + 3);
-  std::vector<int> taken = v.take();
-  EXPECT_EQ(taken, (std::vector<int>{0, 1, 2, 3}));
-  EXPECT_TRUE(v.empty());
-  v.push_back(9);  // usable again after take()
-  EXPECT_EQ(v.size(), 1U);
 }
 
 TEST(SessionLabels, HoldsOwnerAndUserInOnePointer) {
