@@ -2,17 +2,22 @@
 // member killed, a majority killed, a member frozen with SIGSTOP.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <condition_variable>
 #include <iostream>
 #include <mutex>
 #include <thread>
 
+#include "common/unique_fd.h"
 #include "etcd/client.h"
 #include "etcd/keepalive.h"
 #include "etcd/watcher.h"
@@ -377,6 +382,34 @@ TEST(EtcdClusterFixture, LeavesNoProcessBehind) {
     EXPECT_EQ(errno, ESRCH);
   }
   EXPECT_NE(::access(data.c_str(), F_OK), 0) << data << " was not removed";
+}
+
+// A port picked free can be taken before etcd binds it (a test beside this
+// one, a proxy): the fixture starts again on new ports instead of failing.
+// Here the peer route itself takes the first peer port it is given.
+TEST(EtcdClusterFixture, StartsAgainOnNewPortsWhenAPortWasTaken) {
+  UniqueFd taken;
+  std::vector<std::uint16_t> given;
+  testing::EtcdClusterOptions options;
+  options.members = 1;
+  options.peer_route = [&](int, std::uint16_t peer_port) {
+    given.push_back(peer_port);
+    if (given.size() == 1) {
+      taken = UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      addr.sin_port = htons(peer_port);
+      EXPECT_EQ(::bind(taken.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+      EXPECT_EQ(::listen(taken.get(), 1), 0) << std::strerror(errno);
+    }
+    return peer_port;
+  };
+  auto cluster = EtcdCluster::start(options);
+  ASSERT_TRUE(cluster) << cluster.status().to_string();
+  ASSERT_EQ(given.size(), 2U) << "one attempt on the taken port, one on a new one";
+  EXPECT_NE(given[0], given[1]);
+  EXPECT_TRUE((*cluster)->healthy(0, 10s));
 }
 
 }  // namespace

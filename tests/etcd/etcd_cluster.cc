@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 #include <thread>
 
 #include "tests/support/eventually.h"
@@ -65,6 +67,27 @@ std::uint64_t json_uint(const std::string& json, const std::string& name) {
 EtcdCluster::EtcdCluster(const EtcdClusterOptions& options) : options_(options), dir_("etcd") {}
 
 Result<std::unique_ptr<EtcdCluster>> EtcdCluster::start(const EtcdClusterOptions& options) {
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    std::vector<std::string> data_dirs;
+    auto started = start_once(options, data_dirs);  // a failed attempt's members are dead when it returns
+    if (started.is_ok() || attempt == kAttempts ||
+        started.status().message().find("address already in use") == std::string::npos) {
+      return started;
+    }
+    // A routed data dir is the same directory next time: empty it (the
+    // default ones were in the failed attempt's temp dir, removed with it).
+    for (const std::string& dir : data_dirs) {
+      std::error_code ec;
+      for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+        std::filesystem::remove_all(entry.path(), ec);
+      }
+    }
+  }
+}
+
+Result<std::unique_ptr<EtcdCluster>> EtcdCluster::start_once(const EtcdClusterOptions& options,
+                                                             std::vector<std::string>& data_dirs) {
   if (options.members < 1 || options.members > 7) {
     return Status(ErrorCode::kInvalidArgument, "etcd test cluster needs 1..7 members");
   }
@@ -85,6 +108,7 @@ Result<std::unique_ptr<EtcdCluster>> EtcdCluster::start(const EtcdClusterOptions
     const std::string default_dir = cluster->dir_.file(m.name + ".data");
     m.data_dir = options.data_dir_route ? options.data_dir_route(i, default_dir) : default_dir;
     if (m.data_dir.empty()) return Status(ErrorCode::kIoError, "etcd test cluster: no data dir for member " + m.name);
+    data_dirs.push_back(m.data_dir);
     cluster->members_.push_back(std::move(m));
   }
   for (int i = 0; i < options.members; ++i) {

@@ -65,18 +65,24 @@ struct EtcdClusterOptions {
   // The port the other members dial to reach member i (its advertised peer
   // URL, in --initial-advertise-peer-urls and --initial-cluster), given the
   // port it listens on for peers: e.g. a fault proxy's in front of it.
-  // Called once per member, in order, in start() before any member runs;
-  // unset: the member's own peer port. 0 fails start() (kIoError).
+  // Called once per member, in order, in start() before any member runs
+  // (again for a new attempt, see start()); unset: the member's own peer
+  // port. 0 fails start() (kIoError).
   std::function<std::uint16_t(int member, std::uint16_t peer_port)> peer_route = {};
   // Where member i keeps its data (e.g. on a mount of the torture suite's
   // fault filesystem), given the default: a directory in the cluster's temp
   // dir. Called once per member, in order, in start() before any member
-  // runs; unset: the default. "" fails start() (kIoError).
+  // runs (again for a new attempt, after the directory's contents from the
+  // failed one were removed); unset: the default. "" fails start() (kIoError).
   std::function<std::string(int member, const std::string& default_dir)> data_dir_route = {};
 };
 
 class EtcdCluster {
  public:
+  // Ports are picked free and then bound by etcd, so another process (a
+  // test running beside this one, or a proxy of peer_route) can take one in
+  // between: when a member exits with "address already in use", start()
+  // kills the attempt and starts again with new ports, up to 3 attempts.
   static Result<std::unique_ptr<EtcdCluster>> start(const EtcdClusterOptions& options = {});
   ~EtcdCluster();
   EtcdCluster(const EtcdCluster&) = delete;
@@ -122,6 +128,9 @@ class EtcdCluster {
   Status enable_auth(const std::string& root_password, const std::vector<EtcdUser>& users);
 
  private:
+  // One attempt of start(); the data dirs it used go to `data_dirs`.
+  static Result<std::unique_ptr<EtcdCluster>> start_once(const EtcdClusterOptions& options,
+                                                         std::vector<std::string>& data_dirs);
   struct Member {
     std::string name;
     std::uint16_t client_port = 0;
