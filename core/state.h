@@ -140,12 +140,6 @@ struct Session {
 };
 static_assert(sizeof(Session) <= 24, "a session record grew: ten million of them must fit issue 14's memory goal");
 
-// A TTL that passed check_ttl (or the snapshot's check), as Session keeps it.
-inline std::uint32_t session_ttl(std::uint64_t ttl_ms) {
-  LEASEHOLD_ASSERT(ttl_ms <= kMaxSessionTtlMs, "session ttl {} ms over the largest, {} ms", ttl_ms, kMaxSessionTtlMs);
-  return static_cast<std::uint32_t>(ttl_ms);
-}
-
 // Session ids in ascending order, for paged listing (sessions(after, max)
 // is a binary search, not a scan). Ids only grow (each is the revision that
 // opened it), so an open appends. An ended session stays as a stale entry

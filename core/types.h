@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/assert.h"
+
 namespace leasehold::core {
 
 // A session id is the state machine revision at which the session was opened,
@@ -38,6 +40,14 @@ enum class LockMode : std::uint8_t {
 // check_ttl refuses more whatever Limits::max_ttl_ms says, and the server
 // refuses a --max-ttl-ms above it.
 inline constexpr std::uint64_t kMaxSessionTtlMs = (std::uint64_t{1} << 31) - 1;
+
+// A TTL that passed check_ttl (or the snapshot's check), as the session
+// records keep it; over kMaxSessionTtlMs is a broken invariant and stops
+// the process.
+inline std::uint32_t session_ttl(std::uint64_t ttl_ms) {
+  LEASEHOLD_ASSERT(ttl_ms <= kMaxSessionTtlMs, "session ttl {} ms over the largest, {} ms", ttl_ms, kMaxSessionTtlMs);
+  return static_cast<std::uint32_t>(ttl_ms);
+}
 
 struct Limits {
   std::size_t max_name_bytes = 512;         // lock names and KV keys

@@ -20,13 +20,6 @@ std::chrono::milliseconds expiry_after(std::uint64_t ttl_ms) {
   if (unsafe::enabled(unsafe::TestFault::kExpireEarly)) return std::chrono::milliseconds(ttl_ms / 2);
   return std::chrono::milliseconds(ttl_ms);
 }
-// A TTL from the state machine (which refuses any over kMaxSessionTtlMs),
-// as SessionTimer keeps it.
-std::uint32_t timer_ttl(std::uint64_t ttl_ms) {
-  LEASEHOLD_ASSERT(ttl_ms <= core::kMaxSessionTtlMs, "session ttl {} ms over the largest, {} ms", ttl_ms,
-                   core::kMaxSessionTtlMs);
-  return static_cast<std::uint32_t>(ttl_ms);
-}
 Status not_live(core::SessionId id) {
   return Status(ErrorCode::kSessionExpired, "session " + std::to_string(id) + " is not live");
 }
@@ -44,7 +37,7 @@ void Timers::set_deadline(core::SessionId id, SessionTimer& t, TimePoint deadlin
 
 void Timers::start_session(core::SessionId id, std::uint64_t ttl_ms, TimePoint now) {
   SessionTimer& t = sessions_[id];
-  t.ttl_ms = timer_ttl(ttl_ms) & 0x7fffffffU;
+  t.ttl_ms = core::session_ttl(ttl_ms);
   t.expiring = 0;
   set_deadline(id, t, now + expiry_after(ttl_ms));
 }
@@ -60,7 +53,7 @@ void Timers::arm_sessions(const std::vector<std::pair<core::SessionId, std::uint
       disarm(t);
       t.expiring = 0;
     }
-    t.ttl_ms = timer_ttl(ttl_ms) & 0x7fffffffU;
+    t.ttl_ms = core::session_ttl(ttl_ms);
     if (ttl_ms != 0) deadlines_.append(now + expiry_after(ttl_ms), id, &t.pos);
   }
   deadlines_.build();
