@@ -92,9 +92,9 @@ void ClusterMember::Impl::campaign_loop() {
     auto grant = client_->lease_grant(options_.lease_ttl_s);
     if (!grant) {
       set_phase(CampaignStatus::Phase::kNoLease, "lease grant failed: " + grant.status().to_string());
-      on_loop([why = grant.status()](Impl& self) {
-        if (self.node_->role() == node::Role::kStandby) self.node_->set_primary_address("", why.message());
-      });
+      // A standby keeps redirecting to the primary while it cannot campaign;
+      // whether etcd still names one is for a fresh read of the election to say.
+      request_leader_refresh(std::chrono::milliseconds(0));
       sleep_for(std::chrono::milliseconds(200), all);
       continue;
     }
@@ -200,6 +200,7 @@ void ClusterMember::Impl::campaign_with_lease(const etcd::LeaseGrant& grant, con
     if (self.node_->role() == node::Role::kStandby) {
       self.node_->set_primary_address(
           "", why.code() == ErrorCode::kUnavailable ? why.message() : "stepped down: " + why.message());
+      self.request_leader_refresh(std::chrono::milliseconds(0));  // who leads after us
     }
   });
   (void)election.resign();

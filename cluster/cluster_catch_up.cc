@@ -83,16 +83,23 @@ void ClusterMember::Impl::catch_up_loop() {
   for (;;) {
     bool catch_up = false;
     bool leader = false;
+    bool refresh = false;
     {
       std::unique_lock lock(mu_);
-      while (!stop.stop_requested() && !catch_up_requested_ && !leader_watch_lost_) {
+      const auto refresh_due = [&] {
+        return leader_refresh_requested_ && std::chrono::steady_clock::now() >= leader_refresh_due_;
+      };
+      while (!stop.stop_requested() && !catch_up_requested_ && !leader_watch_lost_ && !refresh_due()) {
         cv_.wait_for(lock, std::chrono::milliseconds(50));
       }
       if (stop.stop_requested()) return;
       catch_up = std::exchange(catch_up_requested_, false);
       leader = std::exchange(leader_watch_lost_, false);
+      refresh = refresh_due();
+      if (refresh) leader_refresh_requested_ = false;
     }
-    if (leader) restart_leader_watch(stop);
+    if (leader) restart_leader_watch(stop);  // reads the leader too
+    else if (refresh) refresh_leader();
     if (catch_up) run_catch_up(stop);
   }
 }

@@ -195,14 +195,18 @@ void ClusterMember::Impl::apply_held() {
 }
 
 void ClusterMember::Impl::refresh_leader() {
+  const std::uint64_t read = leader_reads_.fetch_add(1) + 1;
   etcd::Election election(*client_, election_prefix());
   auto leader = election.leader();
+  if (!leader) request_leader_refresh(kLeaderRetry);
   std::string own;
   {
     std::lock_guard lock(mu_);
     own = own_key_;
   }
-  on_loop([leader = std::move(leader), own](Impl& self) {
+  on_loop([leader = std::move(leader), own, read](Impl& self) {
+    if (read < self.leader_read_applied_) return;  // a later read was applied already
+    self.leader_read_applied_ = read;
     if (self.node_->role() == node::Role::kPrimary) return;
     if (!leader) return self.node_->set_primary_address("", leader.status().message());
     if (!leader->has_value()) return self.node_->set_primary_address("", "no primary elected");
@@ -210,10 +214,25 @@ void ClusterMember::Impl::refresh_leader() {
       return self.node_->set_primary_address("", "this node was elected and is catching up");
     }
     AdvertisedAddresses addresses = decode_advertised((*leader)->value);
+    if (addresses.plain == self.options_.advertise) {
+      // Our own key from a term this standby left, until its resign or lease
+      // expiry deletes it (a watch event, so another read follows).
+      return self.node_->set_primary_address("", "the election still names this node, which stepped down");
+    }
     self.leader_plain_ = addresses.plain;
     self.leader_tls_ = std::move(addresses.tls);
     self.node_->set_primary_address(std::move(addresses.plain), "");
   });
+}
+
+void ClusterMember::Impl::request_leader_refresh(std::chrono::milliseconds after) {
+  const SteadyTime due = std::chrono::steady_clock::now() + after;
+  {
+    std::lock_guard lock(mu_);
+    if (!leader_refresh_requested_ || due < leader_refresh_due_) leader_refresh_due_ = due;
+    leader_refresh_requested_ = true;
+  }
+  cv_.notify_all();
 }
 
 void ClusterMember::Impl::on_node_stepped_down(const Status& why) {
@@ -221,6 +240,7 @@ void ClusterMember::Impl::on_node_stepped_down(const Status& why) {
   barrier_->set_term(std::nullopt);
   spdlog::warn("stepped down error=\"{}\"", why.to_string());
   node_->set_primary_address("", why.code() == ErrorCode::kUnavailable ? why.message() : "stepped down");
+  request_leader_refresh(std::chrono::milliseconds(0));  // who leads after us, read after this step-down
   apply_held();
   {
     std::lock_guard lock(mu_);

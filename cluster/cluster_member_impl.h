@@ -18,7 +18,8 @@
 //    node only through on_loop().
 //  - catch-up thread (catch_up_thread_): after open(), the only one that
 //    replaces log_watch_ and leader_watch_; reads etcd and hands the result
-//    to the loop thread, waiting for its answer on cv_.
+//    to the loop thread, waiting for its answer on cv_. Also re-reads the
+//    leader when asked (request_leader_refresh).
 //  - etcd watch and keepalive threads (their callbacks): post to the loop
 //    thread, or set flags under mu_ and notify cv_.
 // mu_/cv_ are shared by all of them; cv_ is notified when applied_ advances,
@@ -88,8 +89,20 @@ class ClusterMember::Impl {
   // (its own append in flight, or entries of a newer primary that deposed
   // it) and applies those once it is a standby.
   void apply_held();
-  // Any thread: who leads now; standbys redirect there.
+  // Any thread: reads who leads now and hands it to the loop thread, where a
+  // standby takes it as its redirect target (Node::set_primary_address).
+  // Reads are numbered as they start and the loop thread applies a read only
+  // if no later-started one was applied before it: every change of the
+  // election starts a read after it (the leader watch), so the last read
+  // applied has seen the last change. A failed read (etcd unreachable) says
+  // so to clients and asks the catch-up thread to read again after
+  // kLeaderRetry, so a standby never stays without its primary's address
+  // once etcd answers again, whether or not the election changes.
   void refresh_leader();
+  // Any thread: the catch-up thread calls refresh_leader() once `after` has
+  // passed (the earliest of pending requests wins).
+  void request_leader_refresh(std::chrono::milliseconds after);
+  static constexpr std::chrono::milliseconds kLeaderRetry{250};
   // Loop thread: an append failed (deposed / outcome unknown).
   void on_node_stepped_down(const Status& why);
 
@@ -121,7 +134,8 @@ class ClusterMember::Impl {
   Result<std::unique_ptr<etcd::Watcher>> start_leader_watch();
   // Loop thread: the log watch broke (or a gap): catch up as a standby.
   void request_catch_up(const Status& why);
-  // Catch-up thread: waits for a catch-up request or a lost leader watch.
+  // Catch-up thread: waits for a catch-up request, a lost leader watch or a
+  // due leader refresh.
   void catch_up_loop();
   void restart_leader_watch(const std::stop_token& stop);
   void run_catch_up(const std::stop_token& stop);
@@ -148,6 +162,8 @@ class ClusterMember::Impl {
   std::unique_ptr<ReadBarrier> barrier_;  // loop thread
   std::string leader_plain_;              // loop thread: the redirect target (Node::primary_address)
   std::string leader_tls_;                // loop thread: its TLS address, "" = none
+  std::atomic<std::uint64_t> leader_reads_{0};  // refresh_leader() reads started
+  std::uint64_t leader_read_applied_ = 0;       // loop thread: the newest read applied
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -172,6 +188,8 @@ class ClusterMember::Impl {
   Status recover_again_;                 // loop thread: non-OK = catch up again after this one
   bool catch_up_requested_ = false;      // guarded by mu_
   bool leader_watch_lost_ = false;       // guarded by mu_
+  bool leader_refresh_requested_ = false;  // guarded by mu_
+  SteadyTime leader_refresh_due_;          // guarded by mu_: when the requested refresh may run
   std::thread catch_up_thread_;
 };
 

@@ -89,6 +89,21 @@ void lock_liveness(client::Client& c, std::uint64_t session, const std::string& 
   history.write(live);
 }
 
+// diagnose() asked of every endpoint on its own (role, campaign, ...), for
+// a run where no session could be opened at all.
+std::string diagnose_nodes(const client::ClientOptions& all) {
+  std::string out;
+  for (const client::Endpoint& e : all.endpoints) {
+    client::ClientOptions one = all;
+    one.endpoints = {e};
+    one.call_timeout = Millis(3000);
+    auto created = client::Client::create(one);
+    out += (out.empty() ? "" : " || ") + e.to_string() + " ";
+    out += created ? diagnose(*created.value(), "session") : created.status().to_string();
+  }
+  return out;
+}
+
 }  // namespace
 
 void run_final_checks(const std::string& endpoints, int keys, std::chrono::milliseconds bound,
@@ -99,21 +114,26 @@ void run_final_checks(const std::string& endpoints, int keys, std::chrono::milli
   auto created = client::Client::create(options);
   std::shared_ptr<client::Client> c = std::move(created).value();
   const auto deadline = Clock::now() + bound;
+  Op live_session = record("liveness", "session");
   std::unique_ptr<client::Session> session;
+  std::string last_error;
   while (!session && Clock::now() < deadline) {
     client::SessionOptions so;
     so.ttl = Millis(30'000);
     so.owner = "torture-final";
     auto s = client::Session::open(c, so);
-    if (s) session = std::move(s).value();
-    else std::this_thread::sleep_for(Millis(100));  // polling the server's return
+    if (s) {
+      session = std::move(s).value();
+    } else {
+      last_error = s.status().to_string();
+      std::this_thread::sleep_for(Millis(100));  // polling the server's return
+    }
   }
   if (!session) {
-    Op live = record("liveness", "session");
-    live.cmp = now_ns();
-    live.out = Outcome::kFail;
-    live.aux = "no session could be opened";
-    history.write(live);
+    live_session.cmp = now_ns();
+    live_session.out = Outcome::kFail;
+    live_session.aux = "no session could be opened, last error: " + last_error + " | " + diagnose_nodes(options);
+    history.write(live_session);
     return;
   }
   for (int k = 0; k < keys; ++k) {

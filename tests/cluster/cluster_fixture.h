@@ -3,6 +3,7 @@
 // Thread-safety: one owner thread (the test's main thread).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -82,9 +83,14 @@ class LeaseholdCluster {
     std::vector<std::string> argv = {leasehold_binary(), "server", "--listen", loopback(n.port),
                                      "--data-dir", n.data_dir, "--log-level", "info",
                                      "--etcd", n.etcd_endpoints.empty() ? etcd_->endpoints() : n.etcd_endpoints,
-                                     "--cluster", "test",
-                                     "--etcd-lease-ttl", "2", "--etcd-timeout-ms", "1000",
-                                     "--append-timeout-ms", "2000"};
+                                     "--cluster", "test"};
+    // The timing defaults, unless the node's own arguments set one (the
+    // server refuses an option given twice).
+    for (const auto& [flag, value] : {std::pair<const char*, const char*>{"--etcd-lease-ttl", "2"},
+                                      {"--etcd-timeout-ms", "1000"},
+                                      {"--append-timeout-ms", "2000"}}) {
+      if (std::find(own.begin(), own.end(), flag) == own.end()) argv.insert(argv.end(), {flag, value});
+    }
     argv.insert(argv.end(), extra_.begin(), extra_.end());
     argv.insert(argv.end(), own.begin(), own.end());
     SpawnOptions opts;
@@ -99,6 +105,15 @@ class LeaseholdCluster {
     if (wait_for_port(n.port, 20s)) return true;
     fprintf(stderr, "node %d did not listen; see %s\n", i, opts.stderr_path.c_str());
     return false;
+  }
+
+  // Starts one more node (same arguments as the others); its index, or -1.
+  int add_node() {
+    ClusterNodeProcess n;
+    n.port = free_port();
+    n.data_dir = dir_.path() + "/node" + std::to_string(nodes_.size());
+    nodes_.push_back(std::move(n));
+    return spawn(size() - 1) ? size() - 1 : -1;
   }
 
   EtcdCluster& etcd() { return *etcd_; }
