@@ -16,7 +16,11 @@
 //     (server down, network cut, primary failing over too slowly).
 // Loss is signalled exactly once, three ways: the on_lost callback, the
 // stop_token (requested), and lost()/status()/safe_deadline(). Every lock
-// guard of the session is marked lost with it. A lock lost on its own
+// guard of the session is marked lost with it. This is not one atomic step:
+// lost()/status() turn first (so a stop callback can read the reason), then
+// the session's stop_token is requested, then each guard is marked lost (its
+// lost(), its stop_token, then on_lock_lost), then on_lost runs. Another
+// thread that sees lost() may briefly see a stop_token not requested yet. A lock lost on its own
 // (`lost` push: revoked, or released by a request that was not this
 // client's, reason released-by-other) marks only that lock's guard (and
 // calls on_lock_lost).
