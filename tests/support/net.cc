@@ -1,10 +1,90 @@
 #include "tests/support/net.h"
 
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+
 #include "common/loopback.h"
 
 namespace leasehold::testing {
+namespace {
+
+constexpr const char* kReservationDir = "/tmp/leasehold-test-ports";
+
+// The ports handed out: below the kernel's ephemeral range, where no
+// outgoing connection takes a local port, and at least 1024 wide.
+struct PortRange {
+  int first = 0;
+  int last = 0;
+};
+PortRange reservable_range() {
+  int low = 32768;
+  int high = 60999;
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  in >> low >> high;
+  if (!in || low < 4096) return {};
+  return {low / 2, low - 1};
+}
+
+// True if 127.0.0.1:port can be bound now (as a server would, with
+// SO_REUSEADDR, so a port in TIME_WAIT counts as free).
+bool bindable(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// Takes the machine-wide reservation of `port` for the rest of this
+// process (the lock dies with it); false if another process holds it.
+bool reserve(std::uint16_t port) {
+  const std::string path = std::string(kReservationDir) + "/" + std::to_string(port);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return false;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return false;
+  }
+  return true;  // fd stays open (and locked) until the process exits
+}
+
+}  // namespace
 
 std::uint16_t free_port() {
+  static std::mutex mu;
+  static std::set<std::uint16_t> mine;  // reserved by this process: never handed out twice
+  static std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(::getpid()));
+  std::lock_guard lock(mu);
+  const PortRange range = reservable_range();
+  if (range.last - range.first >= 1024 && (::mkdir(kReservationDir, 01777) == 0 || errno == EEXIST)) {
+    std::uniform_int_distribution<int> pick(range.first, range.last);
+    for (int attempt = 0; attempt < 2000; ++attempt) {
+      const auto port = static_cast<std::uint16_t>(pick(rng));
+      if (mine.contains(port) || !bindable(port) || !reserve(port)) continue;
+      if (!bindable(port)) continue;  // taken between the check and the reservation: keep it reserved, skip it
+      mine.insert(port);
+      return port;
+    }
+  }
+  // No reservable range (an unusual ip_local_port_range): the kernel's pick.
   auto port = net::pick_free_port();
   return port.is_ok() ? *port : 0;
 }

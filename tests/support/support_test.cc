@@ -2,12 +2,17 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "tests/support/net.h"
@@ -78,6 +83,42 @@ TEST(Net, FreePortIsListenable) {
   EXPECT_TRUE(wait_for_port(port, std::chrono::seconds(10)));
   EXPECT_EQ(loopback(port), "127.0.0.1:" + std::to_string(port));
   ::close(fd);
+}
+
+// A port freed by a test (an etcd member it killed) must not reach another
+// test process: each port is handed out once per process, below the
+// kernel's ephemeral range, and reserved machine-wide while we live.
+TEST(Net, FreePortsAreDistinctBelowTheEphemeralRangeAndReservedForThisProcess) {
+  int ephemeral_low = 0;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> ephemeral_low;
+  ASSERT_GE(ephemeral_low, 4096) << "an unusual ip_local_port_range; free_port() falls back to the kernel's pick";
+  std::set<std::uint16_t> ports;
+  for (int i = 0; i < 200; ++i) {
+    const std::uint16_t port = free_port();
+    ASSERT_NE(port, 0);
+    EXPECT_LT(port, ephemeral_low);
+    EXPECT_GE(port, ephemeral_low / 2);
+    EXPECT_TRUE(ports.insert(port).second) << "port " << port << " handed out twice";
+  }
+  // Another process cannot take the reservation of any of them.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int taken = 0;
+    for (const std::uint16_t port : ports) {
+      const std::string path = "/tmp/leasehold-test-ports/" + std::to_string(port);
+      const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+      if (fd < 0) ::_exit(2);
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) ++taken;
+      ::close(fd);
+    }
+    ::_exit(taken == 0 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: another process could reserve one of our ports; 2: a reservation file "
+                                       "is missing";
 }
 
 TEST(TempDirTest, RemovedOnDestruction) {
