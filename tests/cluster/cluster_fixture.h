@@ -32,6 +32,7 @@ struct ClusterNodeProcess {
   std::string etcd_endpoints;  // --etcd of this node ("" = every etcd member, directly)
   std::vector<std::pair<std::string, std::string>> env;  // extra environment (e.g. libfaketime)
   std::string data_dir;
+  std::string stderr_path;  // of the latest (re)start
   Subprocess process;
   bool running() { return process.running(); }
 };
@@ -96,6 +97,7 @@ class LeaseholdCluster {
     SpawnOptions opts;
     opts.env = n.env;
     opts.stderr_path = n.data_dir + ".stderr." + std::to_string(++spawns_);
+    n.stderr_path = opts.stderr_path;
     auto p = Subprocess::spawn(argv, opts);
     if (!p) {
       fprintf(stderr, "spawn: %s\n", p.status().to_string().c_str());
@@ -173,6 +175,27 @@ class LeaseholdCluster {
     return false;
   }
   std::string stderr_of(int i) const { return nodes_[static_cast<std::size_t>(i)].data_dir + ".stderr.*"; }
+  // The last `lines` lines of each node's log (its latest start) and the
+  // end of each etcd member's, for a failure message: the files die with
+  // the fixture's directories.
+  std::string log_tails(std::size_t lines = 40) {
+    std::string out;
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      const std::string text = read_file(nodes_[i].stderr_path);
+      std::size_t from = text.size();
+      for (std::size_t seen = 0; from > 0 && seen <= lines;) {
+        if (text[--from] == '\n') ++seen;
+      }
+      if (from > 0) ++from;  // past the newline before the first line kept
+      out += "--- node " + std::to_string(i) + " (" + nodes_[i].stderr_path + "), last lines:\n" +
+             text.substr(from) + "\n";
+    }
+    for (int m = 0; m < etcd_->size(); ++m) {
+      out += "--- etcd member " + std::to_string(m) + " (" + etcd_->endpoint(m) +
+             (etcd_->running(m) ? "" : ", not running") + "), end of its log:\n" + etcd_->log_tail(m) + "\n";
+    }
+    return out;
+  }
 
  private:
   LeaseholdCluster() = default;

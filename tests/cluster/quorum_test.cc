@@ -32,11 +32,15 @@ std::string try_write(LeaseholdCluster& c, std::chrono::milliseconds timeout) {
   return "no node";
 }
 
-// Writes succeed again within `timeout`; returns how long that took.
-std::optional<std::chrono::milliseconds> wait_writable(LeaseholdCluster& c, std::chrono::milliseconds timeout) {
+// Writes succeed again within `timeout`; returns how long that took. The
+// last answer goes to `*last` when given (for a failure message).
+std::optional<std::chrono::milliseconds> wait_writable(LeaseholdCluster& c, std::chrono::milliseconds timeout,
+                                                       std::string* last = nullptr) {
   const auto start = SteadyClock::now();
   while (SteadyClock::now() - start < timeout) {
-    if (try_write(c, 5s) == "OK") {
+    const std::string answer = try_write(c, 5s);
+    if (last != nullptr) *last = answer;
+    if (answer == "OK") {
       return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start);
     }
     std::this_thread::sleep_for(100ms);
@@ -47,19 +51,21 @@ std::optional<std::chrono::milliseconds> wait_writable(LeaseholdCluster& c, std:
 TEST(ClusterQuorumTest, MinorityLossIsBriefMajorityLossFailsClearlyAndRecovers) {
   auto c = LeaseholdCluster::start(3, 2);
   ASSERT_TRUE(c);
-  ASSERT_GE(c->wait_primary(30s), 0);
+  ASSERT_GE(c->wait_primary(30s), 0) << "no primary elected\n" << c->log_tails();
   ASSERT_TRUE(wait_writable(*c, 10s));
 
   c->etcd().kill(0);
-  auto minority = wait_writable(*c, 15s);
-  ASSERT_TRUE(minority) << "writes did not resume after one etcd member died";
+  std::string last;
+  auto minority = wait_writable(*c, 15s, &last);
+  ASSERT_TRUE(minority) << "writes did not resume after one etcd member died; the last write answered '" << last
+                        << "'\n"
+                        << c->log_tails();
   std::printf("[ quorum ] one of three etcd members killed: writable again after %lld ms\n",
               static_cast<long long>(minority->count()));
   EXPECT_LT(minority->count(), 10000);
 
   c->etcd().kill(1);
   // Within append timeout + lease TTL + slack, writes fail with a clear error.
-  std::string last;
   const auto until = SteadyClock::now() + 20s;
   while (SteadyClock::now() < until) {
     last = try_write(*c, 6s);
@@ -77,8 +83,9 @@ TEST(ClusterQuorumTest, MinorityLossIsBriefMajorityLossFailsClearlyAndRecovers) 
 
   ASSERT_TRUE(c->etcd().restart(0));
   ASSERT_TRUE(c->etcd().restart(1));
-  auto back = wait_writable(*c, 60s);
-  ASSERT_TRUE(back) << "service did not resume after etcd came back; last: " << try_write(*c, 5s);
+  auto back = wait_writable(*c, 60s, &last);
+  ASSERT_TRUE(back) << "service did not resume after etcd came back; the last write answered '" << last << "'\n"
+                    << c->log_tails();
   std::printf("[ quorum ] members restarted: writable again after %lld ms\n",
               static_cast<long long>(back->count()));
   ASSERT_TRUE(c->wait_converged(20s));

@@ -95,6 +95,8 @@ class EtcdCluster {
   std::string endpoint(int i) const;
   std::uint16_t client_port(int i) const;
   std::string log_path(int i) const;
+  // The last 2000 bytes of member i's log (for a failure message).
+  std::string log_tail(int i) const;
   const std::string& data_root() const { return dir_.path(); }
 
   pid_t pid(int i) const;  // of the member's current process
@@ -143,7 +145,6 @@ class EtcdCluster {
   explicit EtcdCluster(const EtcdClusterOptions& options);
   std::vector<std::string> argv(int i) const;
   Status spawn(int i);
-  std::string log_tail(int i) const;
 
   EtcdClusterOptions options_;
   TempDir dir_;  // declared first: removed after the members are dead
