@@ -193,15 +193,9 @@ void ClusterMember::Impl::campaign_with_lease(const etcd::LeaseGrant& grant, con
   set_phase(CampaignStatus::Phase::kSteppingDown, why.to_string());
   spdlog::warn("leaving primary role error=\"{}\"", why.to_string());
   on_loop([why](Impl& self) {
-    self.log_->set_term(std::nullopt);
-    self.barrier_->set_term(std::nullopt);
     self.node_->step_down(why);
+    self.leave_primary_role(why);
     self.apply_held();
-    if (self.node_->role() == node::Role::kStandby) {
-      self.node_->set_primary_address(
-          "", why.code() == ErrorCode::kUnavailable ? why.message() : "stepped down: " + why.message());
-      self.request_leader_refresh(std::chrono::milliseconds(0));  // who leads after us
-    }
   });
   (void)election.resign();
 }

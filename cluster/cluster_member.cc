@@ -225,6 +225,14 @@ void ClusterMember::Impl::refresh_leader() {
   });
 }
 
+void ClusterMember::Impl::leave_primary_role(const Status& why) {
+  log_->set_term(std::nullopt);
+  barrier_->set_term(std::nullopt);
+  node_->set_primary_address("",
+                             why.code() == ErrorCode::kUnavailable ? why.message() : "stepped down: " + why.message());
+  request_leader_refresh(std::chrono::milliseconds(0));  // read after this step-down
+}
+
 void ClusterMember::Impl::request_leader_refresh(std::chrono::milliseconds after) {
   const SteadyTime due = std::chrono::steady_clock::now() + after;
   {
@@ -236,11 +244,8 @@ void ClusterMember::Impl::request_leader_refresh(std::chrono::milliseconds after
 }
 
 void ClusterMember::Impl::on_node_stepped_down(const Status& why) {
-  log_->set_term(std::nullopt);
-  barrier_->set_term(std::nullopt);
   spdlog::warn("stepped down error=\"{}\"", why.to_string());
-  node_->set_primary_address("", why.code() == ErrorCode::kUnavailable ? why.message() : "stepped down");
-  request_leader_refresh(std::chrono::milliseconds(0));  // who leads after us, read after this step-down
+  leave_primary_role(why);
   apply_held();
   {
     std::lock_guard lock(mu_);

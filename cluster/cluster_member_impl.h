@@ -105,6 +105,10 @@ class ClusterMember::Impl {
   static constexpr std::chrono::milliseconds kLeaderRetry{250};
   // Loop thread: an append failed (deposed / outcome unknown).
   void on_node_stepped_down(const Status& why);
+  // Loop thread, after node_ stepped down (either way above): forgets the
+  // term in the log and the read barrier; clients are told `why` until a
+  // fresh read of the election, requested here, names who leads after us.
+  void leave_primary_role(const Status& why);
 
   // ---- Campaign (cluster_campaign.cc): campaign thread (sleep_for also on
   // the catch-up thread).
