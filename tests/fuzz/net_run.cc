@@ -91,7 +91,11 @@ class NetFuzzer {
         static_cast<unsigned long long>(n_.mid_frame_disconnects),
         static_cast<unsigned long long>(n_.mid_wait_disconnects), static_cast<unsigned long long>(n_.hello3),
         static_cast<unsigned long long>(n_.checks), static_cast<unsigned long long>(n_.filtered));
-    if (!ok) std::printf("net_fuzzer: server stderr: %s\n", stderr_path_.c_str());
+    if (!ok) {  // the log's directory is removed when the run ends: its end goes in the report
+      const std::string log = read_file(stderr_path_);
+      std::printf("net_fuzzer: server log %s, last 4000 bytes:\n%s\n", stderr_path_.c_str(),
+                  (log.size() > 4000 ? log.substr(log.size() - 4000) : log).c_str());
+    }
     return ok ? 0 : 1;
   }
 
@@ -210,6 +214,13 @@ class NetFuzzer {
   bool valid_pipeline(RespClient& c) {
     const std::string sentinel = "sentinel-" + std::to_string(++n_.pipelines);
     std::string bytes;
+    std::vector<std::string> sent;  // each frame's words, for a failure report
+    const auto add = [&](const std::vector<std::string>& args) {
+      bytes += gen_.frame(args);
+      std::string words;
+      for (const std::string& a : args) words += (words.empty() ? "" : " ") + a;
+      sent.push_back(std::move(words));
+    };
     const std::uint64_t count = 1 + gen_.below(gen_.chance(20) ? 400 : 60);
     int waits = 0;
     for (std::uint64_t i = 0; i < count; ++i) {
@@ -218,12 +229,12 @@ class NetFuzzer {
                            std::find(args.begin(), args.end(), "WAIT") != args.end();
       if (waiting && ++waits > 3) continue;  // each wait may last its deadline
       if (args[0] == "HELLO" && args[1] == "3") ++n_.hello3;
-      bytes += gen_.frame(args);
-      if (args[0] == "SET" && gen_.chance(50)) bytes += gen_.frame({"GET", args[1]});
-      if (args[0] == "FENCE.PUT" && gen_.chance(50)) bytes += gen_.frame({"FENCE.GET", args[1]});
-      if (args[0] == "LOCK.ACQUIRE" && gen_.chance(50)) bytes += gen_.frame({"LOCK.INFO", args[1]});
+      add(args);
+      if (args[0] == "SET" && gen_.chance(50)) add({"GET", args[1]});
+      if (args[0] == "FENCE.PUT" && gen_.chance(50)) add({"FENCE.GET", args[1]});
+      if (args[0] == "LOCK.ACQUIRE" && gen_.chance(50)) add({"LOCK.INFO", args[1]});
     }
-    bytes += gen_.frame({"ECHO", sentinel});
+    add({"ECHO", sentinel});
     if (touches_protected(bytes, protected_)) {
       ++n_.filtered;
       return true;
@@ -231,13 +242,38 @@ class NetFuzzer {
     n_.frames += count_frames(bytes);
     send_split(c, bytes);
     const auto deadline = Clock::now() + kReplyBudget;
+    std::size_t answered = 0;  // replies of this pipeline (pushes aside, one per frame)
+    std::string last_reply = "none";
     for (;;) {
       const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
       auto r = c.read(std::max(left, milliseconds(1)));
-      if (!r) return fail("a valid pipeline lost its replies (" + r.status().to_string() + ")");
+      if (!r) {
+        return fail("a valid pipeline lost its replies (" + r.status().to_string() + ")\n" +
+                    stuck_report(sent, answered, last_reply));
+      }
       ++n_.replies;
+      if (r->type != resp::Type::kPush) {
+        ++answered;
+        last_reply = r->debug_string();
+      }
       if (r->type == resp::Type::kBulkString && r->str == sentinel) return true;
     }
+  }
+
+  // Where a pipeline stopped: the frames around the first unanswered one
+  // (the replies are in order), the last reply, and the server's INFO as
+  // the admin connection sees it now.
+  std::string stuck_report(const std::vector<std::string>& sent, std::size_t answered, const std::string& last) {
+    std::string out = "  " + std::to_string(answered) + " of " + std::to_string(sent.size()) +
+                      " frames answered; the last reply: " + last + "\n";
+    const std::size_t from = answered >= 3 ? answered - 3 : 0;
+    for (std::size_t i = from; i < sent.size() && i < answered + 3; ++i) {
+      out += std::string(i == answered ? "  > " : "    ") + "frame " + std::to_string(i) + ": " +
+             sent[i].substr(0, 200) + "\n";
+    }
+    const resp::Value info = admin_.call({"INFO"}, milliseconds(5000));
+    out += "  INFO now: " + (info.is_error() ? info.debug_string() : info.str.substr(0, 6000));
+    return out;
   }
 
   // Mutated frames among valid ones, then a disconnect (often mid-frame).
