@@ -8,11 +8,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <random>
-#include <set>
 #include <string>
 
 #include "common/loopback.h"
@@ -54,7 +52,8 @@ bool bindable(std::uint16_t port) {
 }
 
 // Takes the machine-wide reservation of `port` for the rest of this
-// process (the lock dies with it); false if another process holds it.
+// process (the lock dies with it); false if any process holds it, this one
+// included (an flock belongs to its open file, not to the process).
 bool reserve(std::uint16_t port) {
   const std::string path = std::string(kReservationDir) + "/" + std::to_string(port);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
@@ -69,19 +68,17 @@ bool reserve(std::uint16_t port) {
 }  // namespace
 
 std::uint16_t free_port() {
+  static const PortRange range = reservable_range();
   static std::mutex mu;
-  static std::set<std::uint16_t> mine;  // reserved by this process: never handed out twice
   static std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(::getpid()));
   std::lock_guard lock(mu);
-  const PortRange range = reservable_range();
   if (range.last - range.first >= 1024 && (::mkdir(kReservationDir, 01777) == 0 || errno == EEXIST)) {
     std::uniform_int_distribution<int> pick(range.first, range.last);
     for (int attempt = 0; attempt < 2000; ++attempt) {
       const auto port = static_cast<std::uint16_t>(pick(rng));
-      if (mine.contains(port) || !bindable(port) || !reserve(port)) continue;
-      if (!bindable(port)) continue;  // taken between the check and the reservation: keep it reserved, skip it
-      mine.insert(port);
-      return port;
+      // Reserved first, then checked: a port someone else binds stays
+      // reserved (so it is not picked again) and is skipped.
+      if (reserve(port) && bindable(port)) return port;
     }
   }
   // No reservable range (an unusual ip_local_port_range): the kernel's pick.
