@@ -21,12 +21,17 @@ lines() { if [[ -f "$ledger" ]]; then wc -l <"$ledger"; else echo 0; fi; }
 
 bash "$source_dir/scripts/fuzz-as-load.sh" "$build_fuzz" "$ledger" 2 3 >"$dir/out.log" 2>&1 &
 load=$!
-# Each worker finishes a 3 s run and starts the next (bounded wait).
+# Each worker finishes a 3 s run and starts the next (bounded wait). The stop
+# is sent only once both workers' next fuzzers run: a stop that reaches a
+# worker between recording one run and starting the next ends it with
+# nothing to interrupt (correct, but then there is no interrupted run to
+# check).
+running() { pgrep -c -f "$build_fuzz/fuzz/fuzz_.*-max_total_time=3 " || true; }
 deadline=$((SECONDS + 90))
-until (($(lines) >= 2)); do
-  ((SECONDS < deadline)) || fail "no two finished runs within 90 s: $(cat "$dir/out.log")"
+until (($(lines) >= 2)) && (($(running) == 2)); do
+  ((SECONDS < deadline)) || fail "no two finished runs and two running within 90 s: $(cat "$dir/out.log")"
   kill -0 "$load" 2>/dev/null || fail "fuzz-as-load.sh exited early: $(cat "$dir/out.log")"
-  sleep 0.2
+  sleep 0.05
 done
 kill -TERM "$load"
 deadline=$((SECONDS + 60))
