@@ -1,9 +1,9 @@
 // torture/kill_children_on_signal.h: on SIGTERM, SIGINT or SIGHUP, kill -9
 // every direct child of this process (servers, cluster nodes, etcd members,
 // workers) and exit 128+signal, so that a stopped harness (Ctrl-C, a ctest
-// timeout's SIGTERM) leaves nothing running. (Children spawned with
-// SpawnOptions::kill_when_parent_dies also die on SIGKILL of the harness;
-// the cluster fixture's nodes do not, hence this.)
+// timeout's SIGTERM) leaves nothing running, and exits with the signal's
+// status. (On SIGKILL of the harness every testing::Subprocess child dies of
+// its parent-death signal instead.)
 //
 // install() blocks the three signals in the calling thread (call it in
 // main() before any thread starts, so every thread inherits the mask) and

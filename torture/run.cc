@@ -136,7 +136,6 @@ Result<RunResult> run_once(const RunConfig& c) {
     testing::SpawnOptions opts;
     opts.env = worker_env;
     opts.stderr_path = tmp.file("worker-" + std::to_string(i) + ".stderr");
-    opts.kill_when_parent_dies = true;
     auto p = testing::Subprocess::spawn(
         {c.self_exe, "worker", "--endpoints", target.endpoints(), "--id", std::to_string(i), "--seed",
          std::to_string(c.seed * 1000 + static_cast<std::uint64_t>(i)), "--seconds", std::to_string(c.seconds),

@@ -35,7 +35,6 @@ Status ServerControl::spawn_and_wait() {
   testing::SpawnOptions opts;
   opts.env = spec_.env;
   opts.stderr_path = spec_.stderr_path;
-  opts.kill_when_parent_dies = true;  // spawned from the main thread (target.h)
   auto p = testing::Subprocess::spawn(argv, opts);
   if (!p) return p.status();
   process_ = std::move(p).value();

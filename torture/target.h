@@ -10,9 +10,8 @@
 // restart, and wait until it serves again.
 // Errors: kUnavailable when it does not start or recover in time;
 // kInvalidArgument for an unknown mode.
-// Thread-safety: one owner thread. Start and restart processes from the
-// thread that lives the longest (the main thread): etcd members die with
-// the thread that spawned them (tests/etcd/etcd_cluster.h).
+// Thread-safety: one owner thread. Every process it starts dies with the
+// harness (tests/support/subprocess.h).
 #pragma once
 
 #include <functional>

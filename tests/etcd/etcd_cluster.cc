@@ -182,7 +182,6 @@ Status EtcdCluster::spawn(int i) {
   SpawnOptions spawn_options;
   spawn_options.stdout_path = log_path(i);
   spawn_options.stderr_path = log_path(i);
-  spawn_options.kill_when_parent_dies = true;
   auto process = Subprocess::spawn(argv(i), spawn_options);
   if (!process) return process.status();
   members_.at(static_cast<std::size_t>(i)).process = std::move(*process);
@@ -254,8 +253,11 @@ int EtcdCluster::leader(std::chrono::milliseconds timeout, int skip) {
   return found;
 }
 
-Result<std::string> EtcdCluster::etcdctl(const std::vector<std::string>& args, const std::string& user_password) {
-  std::vector<std::string> argv = {"/usr/bin/etcdctl", "--endpoints", endpoints(), "--dial-timeout", "10s",
+Result<std::string> EtcdCluster::etcdctl(const std::vector<std::string>& args, const std::string& user_password,
+                                         const std::vector<int>& members) {
+  std::string targets = members.empty() ? endpoints() : "";
+  for (int m : members) targets += (targets.empty() ? "" : ",") + endpoint(m);
+  std::vector<std::string> argv = {"/usr/bin/etcdctl", "--endpoints", targets, "--dial-timeout", "10s",
                                    "--command-timeout", "30s"};
   if (options_.tls) {
     const EtcdTlsFiles& t = *options_.tls;

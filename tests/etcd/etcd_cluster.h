@@ -7,11 +7,8 @@
 // fast Raft timing (heartbeat 100 ms, election timeout 1000 ms) and real
 // fsync. Output goes to <tempdir>/<name>.log (log_path()).
 //
-// Members are spawned with SpawnOptions::kill_when_parent_dies, so
-// they die with the test process even if it crashes; the destructor kills
-// and reaps every member and removes the data. Start the cluster from a
-// thread that lives as long as the cluster (the main test thread): the
-// parent-death signal fires when the spawning thread exits.
+// Members die with the test process even if it crashes (Subprocess); the
+// destructor kills and reaps every member and removes the data.
 //
 // TLS and auth (EtcdClusterOptions::tls, enable_auth()): client URLs are
 // https:// with client certificates required (--client-cert-auth); health
@@ -121,10 +118,13 @@ class EtcdCluster {
   // socket timeout).
   int leader(std::chrono::milliseconds timeout, int skip = -1);
 
-  // Runs `etcdctl <args>` (API v3, every endpoint, the TLS files, and
-  // `--user user_password` when given): its output, or kInternal with it
-  // when etcdctl fails (bounded at 60 s).
-  Result<std::string> etcdctl(const std::vector<std::string>& args, const std::string& user_password = "");
+  // Runs `etcdctl <args>` (API v3, the TLS files, and `--user
+  // user_password` when given) against `members` (empty: every member): its
+  // output, or kInternal with it when etcdctl fails (bounded at 60 s).
+  // etcdctl sends a request to any one of its endpoints, so a test that
+  // expects an answer while some member has no leader names the others.
+  Result<std::string> etcdctl(const std::vector<std::string>& args, const std::string& user_password = "",
+                              const std::vector<int>& members = {});
   // Adds user "root" (password `root_password`, role root) and `users`,
   // then `etcdctl auth enable`.
   Status enable_auth(const std::string& root_password, const std::vector<EtcdUser>& users);

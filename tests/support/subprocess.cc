@@ -7,7 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
 #include <thread>
 
 #include "common/child_exec.h"
@@ -25,6 +30,56 @@ void redirect(const std::string& path, int fd) {
   }
 }
 
+// PR_SET_PDEATHSIG fires when the *thread* that forked the child exits, not
+// the process. So every child is forked by this one thread, which lives as
+// long as the process: children die with the test process (also on SIGKILL
+// or a crash), never with a short-lived thread that happened to start them.
+// Jobs run one at a time, in order; callers block until theirs has run.
+// Leaked on purpose (no destructor races a detached thread at exit). A
+// fork()ed copy of the process has no such thread: it gets its own.
+class ForkingThread {
+ public:
+  static ForkingThread& of_this_process() {
+    static std::mutex mu;
+    static ForkingThread* current = nullptr;
+    std::lock_guard lock(mu);
+    if (current == nullptr || current->owner_ != ::getpid()) current = new ForkingThread();
+    return *current;
+  }
+
+  void run(const std::function<void()>& job) {
+    std::packaged_task<void()> task(job);
+    auto done = task.get_future();
+    {
+      std::lock_guard lock(mu_);
+      jobs_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+    done.get();
+  }
+
+ private:
+  ForkingThread() : owner_(::getpid()) {
+    std::thread([this] { loop(); }).detach();
+  }
+
+  [[noreturn]] void loop() {
+    while (true) {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return !jobs_.empty(); });
+      auto job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      job();
+    }
+  }
+
+  const pid_t owner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::packaged_task<void()>> jobs_;
+};
+
 }  // namespace
 
 Result<Subprocess> Subprocess::spawn(const std::vector<std::string>& argv,
@@ -39,19 +94,17 @@ Result<Subprocess> Subprocess::spawn(const std::vector<std::string>& argv,
   args.push_back(nullptr);
 
   const pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
-    return Status(ErrorCode::kIoError, std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
+  pid_t pid = -1;
+  int fork_errno = 0;
+  ForkingThread::of_this_process().run([&] {
+    pid = ::fork();
+    fork_errno = errno;
+    if (pid != 0) return;
+    // The child: only async-signal-safe steps until exec (or _exit).
     ::close(pipefd[0]);
     if (options.new_process_group) ::setpgid(0, 0);
-    if (options.kill_when_parent_dies) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
-    }
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
     ::signal(SIGPIPE, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
@@ -68,6 +121,11 @@ Result<Subprocess> Subprocess::spawn(const std::vector<std::string>& argv,
     int e = errno;
     [[maybe_unused]] auto n = ::write(pipefd[1], &e, sizeof e);
     ::_exit(127);
+  });
+  if (pid < 0) {
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    return Status(ErrorCode::kIoError, std::string("fork: ") + std::strerror(fork_errno));
   }
   ::close(pipefd[1]);
   int child_errno = 0;

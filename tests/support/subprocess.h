@@ -2,13 +2,16 @@
 //
 // Subprocess owns a child started with fork/exec. Its destructor sends
 // SIGKILL to the child and to its process group (also when stopped) and
-// reaps it, so a failing test never
-// leaves processes behind. Output goes to files (or is inherited).
+// reaps it, so a failing test never leaves processes behind. Every child
+// also gets SIGKILL when the test process dies, however it dies (a crash,
+// ctest's timeout kill): the parent-death signal, with every fork done on
+// one thread that lives as long as the process, so any thread may spawn.
+// Output goes to files (or is inherited).
 //
 // Errors: spawn() returns kIoError when fork/exec fails (exec failure is
 // reported through a CLOEXEC pipe, so a missing binary is an error, not a
 // child that exits 127).
-// Thread-safety: one owner per object.
+// Thread-safety: one owner per object; spawn() may be called from any thread.
 #pragma once
 
 #include <sys/types.h>
@@ -29,10 +32,6 @@ struct SpawnOptions {
   std::string stdout_path;  // empty: inherit
   std::string stderr_path;  // empty: inherit
   bool new_process_group = true;  // so signal_group() reaches grandchildren
-  // SIGKILL the child when the thread that spawned it exits, also when the
-  // test process crashes (PR_SET_PDEATHSIG): spawn from a thread that lives
-  // as long as the child should (the main test thread).
-  bool kill_when_parent_dies = false;
 };
 
 class Subprocess {

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <optional>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "tests/support/net.h"
@@ -43,18 +44,73 @@ TEST(Subprocess, KillNineAndSignals) {
   EXPECT_EQ(p->wait(std::chrono::seconds(10)), 128 + SIGTERM);
 }
 
-TEST(Subprocess, KillWhenParentDiesEndsTheChildWithItsSpawningThread) {
+// True once `pid` has exited (gone, or a zombie waiting for init).
+bool process_ended(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  auto close_paren = line.rfind(')');
+  return close_paren != std::string::npos && close_paren + 2 < line.size() && line[close_paren + 2] == 'Z';
+}
+
+bool eventually_ended(pid_t pid, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!process_ended(pid)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+TEST(Subprocess, AChildOutlivesTheThreadThatSpawnedIt) {
   std::optional<Subprocess> child;
   std::thread spawner([&] {
-    SpawnOptions opt;
-    opt.kill_when_parent_dies = true;
-    auto p = Subprocess::spawn({"/bin/sleep", "60"}, opt);
+    auto p = Subprocess::spawn({"/bin/sleep", "60"});
     ASSERT_TRUE(p.is_ok());
     child.emplace(std::move(p).value());
   });
-  spawner.join();  // the spawning thread is gone: the child gets SIGKILL
+  spawner.join();
   ASSERT_TRUE(child.has_value());
-  EXPECT_EQ(child->wait(std::chrono::seconds(30)), 128 + SIGKILL);
+  // Before every fork ran on one process-long thread, the parent-death
+  // signal killed the child right here, when its spawning thread exited.
+  EXPECT_EQ(child->wait(std::chrono::milliseconds(300)), std::nullopt);
+  EXPECT_TRUE(child->running());
+}
+
+TEST(Subprocess, AChildDiesWithTheProcessThatSpawnedIt) {
+  // A copy of this process spawns a child from a short-lived thread, reports
+  // its pid and is then killed with SIGKILL (no destructor runs): the child
+  // must die too, as a server spawned by a test that ctest kills must.
+  int pipefd[2];
+  ASSERT_EQ(::pipe(pipefd), 0);
+  pid_t copy = ::fork();
+  ASSERT_GE(copy, 0);
+  if (copy == 0) {
+    ::close(pipefd[0]);
+    pid_t pid = -1;
+    std::thread([&] {
+      auto p = Subprocess::spawn({"/bin/sleep", "60"});
+      if (!p.is_ok()) return;
+      pid = p->pid();
+      new Subprocess(std::move(p).value());  // leaked: the copy dies before it could reap
+    }).join();
+    [[maybe_unused]] auto n = ::write(pipefd[1], &pid, sizeof pid);
+    while (true) ::pause();
+  }
+  ::close(pipefd[1]);
+  pid_t grandchild = -1;
+  ssize_t n;
+  do {
+    n = ::read(pipefd[0], &grandchild, sizeof grandchild);
+  } while (n < 0 && errno == EINTR);
+  ::close(pipefd[0]);
+  ::kill(copy, SIGKILL);
+  int st = 0;
+  ::waitpid(copy, &st, 0);
+  ASSERT_EQ(n, static_cast<ssize_t>(sizeof grandchild));
+  ASSERT_GT(grandchild, 0);
+  EXPECT_TRUE(eventually_ended(grandchild, std::chrono::seconds(30)));
+  if (!process_ended(grandchild)) ::kill(grandchild, SIGKILL);
 }
 
 TEST(Subprocess, WritesOutputToFile) {

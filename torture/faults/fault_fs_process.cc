@@ -45,7 +45,6 @@ Result<std::unique_ptr<FaultFsProcess>> FaultFsProcess::start(const std::string&
   if (Status st = fs->set_faults(""); !st) return st;
   testing::SpawnOptions opts;
   opts.stderr_path = fs->log_;
-  opts.kill_when_parent_dies = true;
   auto p = testing::Subprocess::spawn({binary, fs->backing_, fs->mount_, control}, opts);
   if (!p) return p.status();
   fs->process_ = std::move(p).value();
