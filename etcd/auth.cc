@@ -47,7 +47,8 @@ Result<std::string> Auth::token(Connections& connections, std::chrono::steady_cl
   etcdserverpb::AuthenticateResponse response;
   grpc::Status answer;
   Status s = connections.unary_until(
-      "authenticate", Retry::kIdempotent, deadline, nullptr, [&](const Stubs& ep, grpc::ClientContext& ctx) {
+      "authenticate", Retry::kIdempotent, deadline, nullptr, cluster_of(response),
+      [&](const Stubs& ep, grpc::ClientContext& ctx) {
         answer = ep.auth->Authenticate(&ctx, request, &response);
         return answer;
       });

@@ -50,6 +50,8 @@ Client::~Client() = default;
 
 std::chrono::milliseconds Client::call_timeout() const { return connections_->call_timeout(); }
 std::size_t Client::endpoint_count() const { return connections_->size(); }
+std::uint64_t Client::cluster_id() const { return connections_->cluster_id(); }
+std::uint64_t Client::foreign_answers() const { return connections_->foreign_answers(); }
 
 Result<RangeResult> Client::range(std::string_view key, std::string_view range_end,
                                   const RangeOptions& options) {
@@ -57,9 +59,10 @@ Result<RangeResult> Client::range(std::string_view key, std::string_view range_e
   etcdserverpb::RangeRequest request;
   detail::to_proto(key, range_end, options, &request);
   etcdserverpb::RangeResponse response;
-  Status s = connections_->unary("range", Retry::kIdempotent, [&](const Stubs& ep, grpc::ClientContext& ctx) {
-    return ep.kv->Range(&ctx, request, &response);
-  });
+  Status s = connections_->unary("range", Retry::kIdempotent, detail::cluster_of(response),
+                                 [&](const Stubs& ep, grpc::ClientContext& ctx) {
+                                   return ep.kv->Range(&ctx, request, &response);
+                                 });
   if (!s) return s;
   return detail::from_proto(response);
 }
@@ -72,9 +75,10 @@ Result<PutResult> Client::put(std::string_view key, std::string_view value, std:
   request.set_value(std::string(value));
   request.set_lease(lease);
   etcdserverpb::PutResponse response;
-  Status s = connections_->unary("put", Retry::kMutation, [&](const Stubs& ep, grpc::ClientContext& ctx) {
-    return ep.kv->Put(&ctx, request, &response);
-  });
+  Status s = connections_->unary("put", Retry::kMutation, detail::cluster_of(response),
+                                 [&](const Stubs& ep, grpc::ClientContext& ctx) {
+                                   return ep.kv->Put(&ctx, request, &response);
+                                 });
   if (!s) return s;
   return PutResult{response.header().revision()};
 }
@@ -85,9 +89,10 @@ Result<DeleteResult> Client::delete_range(std::string_view key, std::string_view
   request.set_key(std::string(key));
   if (!range_end.empty()) request.set_range_end(std::string(range_end));
   etcdserverpb::DeleteRangeResponse response;
-  Status s = connections_->unary("delete", Retry::kMutation, [&](const Stubs& ep, grpc::ClientContext& ctx) {
-    return ep.kv->DeleteRange(&ctx, request, &response);
-  });
+  Status s = connections_->unary("delete", Retry::kMutation, detail::cluster_of(response),
+                                 [&](const Stubs& ep, grpc::ClientContext& ctx) {
+                                   return ep.kv->DeleteRange(&ctx, request, &response);
+                                 });
   if (!s) return s;
   return DeleteResult{response.header().revision(), response.deleted()};
 }
@@ -104,7 +109,7 @@ Result<TxnResult> Client::txn(const std::vector<Compare>& compares, const std::v
     for (const TxnOp& op : *branch) writes = writes || op.kind != TxnOp::Kind::kRange;
   }
   etcdserverpb::TxnResponse response;
-  Status s = connections_->unary("txn", writes ? Retry::kMutation : Retry::kIdempotent,
+  Status s = connections_->unary("txn", writes ? Retry::kMutation : Retry::kIdempotent, detail::cluster_of(response),
                                  [&](const Stubs& ep, grpc::ClientContext& ctx) {
                                    return ep.kv->Txn(&ctx, request, &response);
                                  });
@@ -118,9 +123,10 @@ Result<std::int64_t> Client::compact(std::int64_t revision) {
   request.set_revision(revision);
   etcdserverpb::CompactionResponse response;
   // Compacting twice to the same revision is harmless: retry like a read.
-  Status s = connections_->unary("compact", Retry::kIdempotent, [&](const Stubs& ep, grpc::ClientContext& ctx) {
-    return ep.kv->Compact(&ctx, request, &response);
-  });
+  Status s = connections_->unary("compact", Retry::kIdempotent, detail::cluster_of(response),
+                                 [&](const Stubs& ep, grpc::ClientContext& ctx) {
+                                   return ep.kv->Compact(&ctx, request, &response);
+                                 });
   if (!s) return s;
   return response.header().revision();
 }
@@ -131,9 +137,10 @@ Result<LeaseGrant> Client::lease_grant(std::int64_t ttl_seconds) {
   request.set_ttl(ttl_seconds);
   etcdserverpb::LeaseGrantResponse response;
   // A lost reply leaves an orphan lease that simply expires: safe to retry.
-  Status s = connections_->unary("lease grant", Retry::kIdempotent, [&](const Stubs& ep, grpc::ClientContext& ctx) {
-    return ep.lease->LeaseGrant(&ctx, request, &response);
-  });
+  Status s = connections_->unary("lease grant", Retry::kIdempotent, detail::cluster_of(response),
+                                 [&](const Stubs& ep, grpc::ClientContext& ctx) {
+                                   return ep.lease->LeaseGrant(&ctx, request, &response);
+                                 });
   if (!s) return s;
   if (!response.error().empty()) {
     return Status(ErrorCode::kInternal, "etcd lease grant: " + response.error());
@@ -145,9 +152,10 @@ Status Client::lease_revoke(std::int64_t lease_id) {
   etcdserverpb::LeaseRevokeRequest request;
   request.set_id(lease_id);
   etcdserverpb::LeaseRevokeResponse response;
-  return connections_->unary("lease revoke", Retry::kIdempotent, [&](const Stubs& ep, grpc::ClientContext& ctx) {
-    return ep.lease->LeaseRevoke(&ctx, request, &response);
-  });
+  return connections_->unary("lease revoke", Retry::kIdempotent, detail::cluster_of(response),
+                                 [&](const Stubs& ep, grpc::ClientContext& ctx) {
+                                   return ep.lease->LeaseRevoke(&ctx, request, &response);
+                                 });
 }
 
 }  // namespace leasehold::etcd

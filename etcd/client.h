@@ -27,6 +27,12 @@
 // worked and fail over to the next one; see etcd/connections.h for the
 // exact rule (reads always fail over, writes only when they cannot have
 // been sent).
+// Cluster identity: the first answer fixes the etcd cluster this client
+// talks to (its cluster id); an answer of any other cluster is never used:
+// the call goes on to the next endpoint or fails with kUnavailable "...
+// belongs to another etcd cluster ...", and a watch or keepalive stream
+// reconnects elsewhere. A write sent there did not apply to this client's
+// cluster. Error answers carry no cluster id and are not checked.
 // Thread-safety: all methods may be called concurrently from any thread.
 // The Client must outlive every Watcher, LeaseKeepAlive, Election and
 // Mutex built on it.
@@ -111,6 +117,10 @@ class Client {
 
   std::chrono::milliseconds call_timeout() const;
   std::size_t endpoint_count() const;
+  // The etcd cluster id of this client; 0 before the first answer.
+  std::uint64_t cluster_id() const;
+  // Answers of another etcd cluster, not used (see "Cluster identity").
+  std::uint64_t foreign_answers() const;
 
   // For the stream classes in this folder; not for other layers.
   detail::Connections& connections() { return *connections_; }

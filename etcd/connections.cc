@@ -1,5 +1,8 @@
 #include "etcd/connections.h"
 
+#include <cinttypes>
+#include <cstdio>
+
 #include <grpc/support/time.h>
 
 namespace leasehold::etcd::detail {
@@ -149,14 +152,31 @@ void Connections::advance_from(std::size_t failed) {
                                    std::memory_order_relaxed);
 }
 
-Status Connections::unary(std::string_view what, Retry retry, const Attempt& attempt) {
+Status Connections::check_cluster(std::uint64_t cluster_id, std::string_view what, std::string_view target) {
+  if (cluster_id == 0) return Status::ok();
+  std::uint64_t expected = 0;
+  if (cluster_id_.compare_exchange_strong(expected, cluster_id, std::memory_order_relaxed) || expected == cluster_id) {
+    return Status::ok();
+  }
+  foreign_answers_.fetch_add(1, std::memory_order_relaxed);
+  char ids[96];
+  std::snprintf(ids, sizeof ids, "cluster id %" PRIx64 ", not %" PRIx64, cluster_id, expected);
+  return Status(ErrorCode::kUnavailable,
+                "etcd unavailable: " + std::string(what) + " via " + std::string(target) +
+                    ": it belongs to another etcd cluster (" + ids +
+                    ", the cluster this process first reached); its answer was not used. Check the etcd "
+                    "endpoint list (an etcd restored from a snapshot is a new cluster: restart this process)");
+}
+
+Status Connections::unary(std::string_view what, Retry retry, const AnsweredCluster& answered,
+                          const Attempt& attempt) {
   const Clock::time_point deadline = Clock::now() + call_timeout_;
-  if (!auth_.enabled()) return unary_until(what, retry, deadline, nullptr, attempt);
+  if (!auth_.enabled()) return unary_until(what, retry, deadline, nullptr, answered, attempt);
   for (int round = 0;; ++round) {
     auto token = auth_.token(*this, deadline);
     if (!token) return token.status();
     bool refused = false;
-    Status s = unary_until(what, retry, deadline, &*token, attempt, &refused);
+    Status s = unary_until(what, retry, deadline, &*token, answered, attempt, &refused);
     if (!refused) return s;
     auth_.invalidate(*token);
     if (round == 1) return s;  // a fresh token refused too
@@ -164,9 +184,15 @@ Status Connections::unary(std::string_view what, Retry retry, const Attempt& att
 }
 
 Status Connections::unary_until(std::string_view what, Retry retry, Clock::time_point deadline,
-                                const std::string* token, const Attempt& attempt, bool* refused_token) {
+                                const std::string* token, const AnsweredCluster& answered, const Attempt& attempt,
+                                bool* refused_token) {
   const std::size_t start = current();
   Status last(ErrorCode::kUnavailable, "etcd unavailable: " + std::string(what) + ": deadline passed");
+  Status foreign;  // the last answer of another cluster, named in the final error
+  auto with_foreign = [&](Status s) {
+    if (foreign.is_ok() || s.is_ok()) return s;
+    return Status(s.code(), s.message() + "; and " + foreign.message());
+  };
   for (std::size_t i = 0; i < endpoints_.size(); ++i) {
     const std::size_t index = (start + i) % endpoints_.size();
     Endpoint& ep = *endpoints_[index];
@@ -179,6 +205,12 @@ Status Connections::unary_until(std::string_view what, Retry retry, Clock::time_
     const grpc::Status status = attempt(*stubs, context);
     if (status.ok()) {
       ep.note_success();
+      if (Status s = check_cluster(answered(), what, ep.target()); !s) {
+        foreign = s;
+        last = s;
+        advance_from(index);
+        continue;  // nothing was applied to this client's cluster: the next endpoint may take it
+      }
       mark_good(index);
       return Status::ok();
     }
@@ -210,11 +242,11 @@ Status Connections::unary_until(std::string_view what, Retry retry, Clock::time_
     // A write that may have reached etcd can still apply later (e.g. once a
     // quorum is back): the caller must not assume it failed.
     if (retry == Retry::kMutation && (was_connected || timed_out)) {
-      return Status(ErrorCode::kUnavailable, last.message() + " (outcome unknown)");
+      return with_foreign(Status(ErrorCode::kUnavailable, last.message() + " (outcome unknown)"));
     }
     if (timed_out) break;
   }
-  return last;
+  return last.message() == foreign.message() ? last : with_foreign(last);
 }
 
 void set_deadline(grpc::ClientContext& context, Clock::time_point deadline) {

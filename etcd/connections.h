@@ -15,6 +15,16 @@
 //   - DEADLINE_EXCEEDED ends the call. Every failure moves the current
 //     endpoint on, so the next call starts elsewhere (a SIGSTOPped member
 //     costs one timeout, not every call).
+// Cluster identity: every etcd answer names its cluster (the header's
+// cluster_id). The first answer fixes the cluster of this client; an answer
+// from another cluster (an endpoint list that mixes clusters, or a member's
+// port that another etcd took after the member died) is never used: the
+// attempt counts as failed with kUnavailable "... belongs to another etcd
+// cluster ...", and the call goes on to the next endpoint. A write sent
+// there did not apply to this client's cluster, so moving on is safe for
+// writes too. Streams (etcd/watcher.h, etcd/keepalive.h) end the same way
+// and reconnect elsewhere. An etcd restored from a snapshot is a new
+// cluster: restart the client's process after a restore.
 // Authentication (ClientOptions::user): every attempt carries the token of
 // etcd/auth.h; a call that etcd refuses for its token gets a new token and is
 // repeated once (etcd refused it before applying anything).
@@ -91,6 +101,14 @@ class Endpoint {
 enum class Retry : std::uint8_t { kIdempotent, kMutation };
 
 using Attempt = std::function<grpc::Status(const Stubs&, grpc::ClientContext&)>;
+// After an attempt succeeded: the cluster_id in its answer's header.
+using AnsweredCluster = std::function<std::uint64_t()>;
+
+// The AnsweredCluster of `response` (any etcd response with a header).
+template <class Response>
+AnsweredCluster cluster_of(const Response& response) {
+  return [&response] { return response.header().cluster_id(); };
+}
 
 class Connections {
  public:
@@ -106,14 +124,24 @@ class Connections {
   void mark_good(std::size_t index) { current_.store(index % endpoints_.size(), std::memory_order_relaxed); }
 
   // Runs one unary call under the failover rule above, with the token when
-  // authentication is on. `what` names the operation in error messages
-  // ("put", "txn", ...).
-  Status unary(std::string_view what, Retry retry, const Attempt& attempt);
+  // authentication is on, and the cluster check on every answer. `what`
+  // names the operation in error messages ("put", "txn", ...).
+  Status unary(std::string_view what, Retry retry, const AnsweredCluster& answered, const Attempt& attempt);
   // The failover loop itself, ending by `deadline`, with `token` (nullptr:
   // none). `refused_token`, when given, is set when etcd refused the token
   // (Auth::needs_new_token), which ends the loop.
   Status unary_until(std::string_view what, Retry retry, Clock::time_point deadline, const std::string* token,
-                     const Attempt& attempt, bool* refused_token = nullptr);
+                     const AnsweredCluster& answered, const Attempt& attempt, bool* refused_token = nullptr);
+
+  // The cluster check for one answer from `target`: fixes the cluster on the
+  // first answer; kUnavailable "etcd unavailable: <what> via <target>: it
+  // belongs to another etcd cluster ..." for an answer of another one.
+  // (cluster_id 0, which etcd never sends, is not checked.)
+  Status check_cluster(std::uint64_t cluster_id, std::string_view what, std::string_view target);
+  // The cluster of this client; 0 until the first answer.
+  std::uint64_t cluster_id() const { return cluster_id_.load(std::memory_order_relaxed); }
+  // How many answers came from another cluster (and were not used).
+  std::uint64_t foreign_answers() const { return foreign_answers_.load(std::memory_order_relaxed); }
 
   Auth& auth() { return auth_; }
   // The token for a stream starting now (authenticating within the call
@@ -125,6 +153,8 @@ class Connections {
   std::chrono::milliseconds call_timeout_;
   Auth auth_;
   std::atomic<std::size_t> current_{0};
+  std::atomic<std::uint64_t> cluster_id_{0};
+  std::atomic<std::uint64_t> foreign_answers_{0};
 };
 
 // Sets a monotonic-clock deadline on a gRPC context.

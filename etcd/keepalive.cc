@@ -189,9 +189,12 @@ LeaseKeepAlive::StreamResult LeaseKeepAlive::run_stream(std::size_t endpoint_ind
   }
   stream.stubs = ep.stubs();
   stream.rw = guarded(stream, deadline, [&] { return stream.stubs->lease->LeaseKeepAlive(&stream.context); });
-  stream.reader = std::thread([this, &stream] {
+  stream.reader = std::thread([this, &stream, &ep] {
     etcdserverpb::LeaseKeepAliveResponse response;
     while (stream.rw->Read(&response)) {
+      // An answer of another etcd cluster (etcd/connections.h) says nothing
+      // about our lease: the stream counts as broken.
+      if (!client_.connections().check_cluster(response.header().cluster_id(), "lease keepalive", ep.target())) break;
       std::lock_guard lock(mu_);
       if (response.ttl() <= 0) {
         stream.lease_gone = true;

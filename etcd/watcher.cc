@@ -102,6 +102,10 @@ Watcher::StreamEnd Watcher::run_stream(std::size_t endpoint_index) {
   if (stream.rw->Write(request)) {
     etcdserverpb::WatchResponse response;
     while (stream.rw->Read(&response)) {
+      // An answer of another etcd cluster (etcd/connections.h): not ours to deliver.
+      if (!client_.connections().check_cluster(response.header().cluster_id(), "watch", ep.target())) {
+        break;
+      }
       if (response.compact_revision() != 0) {
         fail({Status(ErrorCode::kNotFound, "etcd watch on '" + options_.key + "': revision " +
                                                std::to_string(next_revision_.load()) +
