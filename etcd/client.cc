@@ -153,9 +153,9 @@ Status Client::lease_revoke(std::int64_t lease_id) {
   request.set_id(lease_id);
   etcdserverpb::LeaseRevokeResponse response;
   return connections_->unary("lease revoke", Retry::kIdempotent, detail::cluster_of(response),
-                                 [&](const Stubs& ep, grpc::ClientContext& ctx) {
-                                   return ep.lease->LeaseRevoke(&ctx, request, &response);
-                                 });
+                             [&](const Stubs& ep, grpc::ClientContext& ctx) {
+                               return ep.lease->LeaseRevoke(&ctx, request, &response);
+                             });
 }
 
 }  // namespace leasehold::etcd

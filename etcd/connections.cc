@@ -154,8 +154,10 @@ void Connections::advance_from(std::size_t failed) {
 
 Status Connections::check_cluster(std::uint64_t cluster_id, std::string_view what, std::string_view target) {
   if (cluster_id == 0) return Status::ok();
-  std::uint64_t expected = 0;
-  if (cluster_id_.compare_exchange_strong(expected, cluster_id, std::memory_order_relaxed) || expected == cluster_id) {
+  std::uint64_t expected = cluster_id_.load(std::memory_order_relaxed);
+  if (expected == cluster_id) return Status::ok();  // every answer but the first
+  if (expected == 0 && (cluster_id_.compare_exchange_strong(expected, cluster_id, std::memory_order_relaxed) ||
+                        expected == cluster_id)) {
     return Status::ok();
   }
   foreign_answers_.fetch_add(1, std::memory_order_relaxed);
@@ -190,7 +192,7 @@ Status Connections::unary_until(std::string_view what, Retry retry, Clock::time_
   Status last(ErrorCode::kUnavailable, "etcd unavailable: " + std::string(what) + ": deadline passed");
   Status foreign;  // the last answer of another cluster, named in the final error
   auto with_foreign = [&](Status s) {
-    if (foreign.is_ok() || s.is_ok()) return s;
+    if (foreign.is_ok() || s.is_ok() || s.message() == foreign.message()) return s;
     return Status(s.code(), s.message() + "; and " + foreign.message());
   };
   for (std::size_t i = 0; i < endpoints_.size(); ++i) {
@@ -246,7 +248,7 @@ Status Connections::unary_until(std::string_view what, Retry retry, Clock::time_
     }
     if (timed_out) break;
   }
-  return last.message() == foreign.message() ? last : with_foreign(last);
+  return with_foreign(last);
 }
 
 void set_deadline(grpc::ClientContext& context, Clock::time_point deadline) {

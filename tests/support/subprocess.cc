@@ -89,9 +89,7 @@ Result<Subprocess> Subprocess::spawn(const std::vector<std::string>& argv,
   if (::pipe2(pipefd, O_CLOEXEC) != 0) {
     return Status(ErrorCode::kIoError, std::string("pipe2: ") + std::strerror(errno));
   }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  const proc::ExecPlan plan = proc::plan_exec(argv, options.env);
 
   const pid_t parent = ::getpid();
   pid_t pid = -1;
@@ -105,11 +103,7 @@ Result<Subprocess> Subprocess::spawn(const std::vector<std::string>& argv,
     if (options.new_process_group) ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
-    ::signal(SIGPIPE, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (const auto& [k, v] : options.env) ::setenv(k.c_str(), v.c_str(), 1);
+    proc::reset_signals_in_child({SIGPIPE});
     if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) {
       int e = errno;
       [[maybe_unused]] auto n = ::write(pipefd[1], &e, sizeof e);
@@ -117,7 +111,7 @@ Result<Subprocess> Subprocess::spawn(const std::vector<std::string>& argv,
     }
     redirect(options.stdout_path, STDOUT_FILENO);
     redirect(options.stderr_path, STDERR_FILENO);
-    ::execvp(args[0], args.data());
+    ::execvpe(plan.argv[0], plan.argv.data(), plan.envp.data());
     int e = errno;
     [[maybe_unused]] auto n = ::write(pipefd[1], &e, sizeof e);
     ::_exit(127);
