@@ -154,6 +154,13 @@ void ClusterMember::Impl::campaign_with_lease(const etcd::LeaseGrant& grant, con
   {
     std::unique_lock lock(mu_);
     while (!lease_stop.stop_requested() && (applied_.load() < target || recovering_.load())) {
+      // applied_ follows the log watch. An own append that completed after
+      // its entry came back on the watch (and after a step-down made the
+      // node defer that entry) advances the node without any new event, so
+      // waiting for the watch alone could wait forever: ask the node.
+      lock.unlock();
+      on_loop([](Impl& self) { self.refresh_applied(); });
+      lock.lock();
       cv_.wait_for(lock, std::chrono::milliseconds(20));
     }
   }

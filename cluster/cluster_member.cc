@@ -194,6 +194,11 @@ void ClusterMember::Impl::apply_held() {
   cv_.notify_all();
 }
 
+void ClusterMember::Impl::refresh_applied() {
+  applied_.store(node_->applied_index());
+  cv_.notify_all();
+}
+
 void ClusterMember::Impl::refresh_leader() {
   const std::uint64_t read = leader_reads_.fetch_add(1) + 1;
   etcd::Election election(*client_, election_prefix());

@@ -89,6 +89,9 @@ class ClusterMember::Impl {
   // (its own append in flight, or entries of a newer primary that deposed
   // it) and applies those once it is a standby.
   void apply_held();
+  // Loop thread: applied_ = the node's applied index now (it also advances
+  // without a watch event: an own append that completes after a step-down).
+  void refresh_applied();
   // Any thread: reads who leads now and hands it to the loop thread, where a
   // standby takes it as its redirect target (Node::set_primary_address).
   // Reads are numbered as they start and the loop thread applies a read only

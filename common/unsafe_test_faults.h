@@ -17,6 +17,11 @@
 //                              above the reserved block (node/revision_guard.cc)
 //   grant-two-waiters          a release grants an exclusive lock to the first
 //                              two queued exclusive waiters (core/locks.cc)
+//   slow-etcd-append-reply     breaks no promise, only timing: the etcd log
+//                              hands each committed append back to the node
+//                              2 s late (log/etcd_log.cc), so its entry comes
+//                              back on the log watch first (a regression test
+//                              of the promotion after a step-down)
 //
 // Thread-safety: enable() is called once at start, before any other thread
 // reads the switches; enabled() may then be called from any thread.
@@ -36,6 +41,7 @@ enum class TestFault : unsigned {
   kSkipFenceCheck,
   kReuseTokenAfterRestart,
   kGrantTwoWaiters,
+  kSlowEtcdAppendReply,
 };
 
 // The switch names, in TestFault order.

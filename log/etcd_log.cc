@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/unsafe_test_faults.h"
 #include "log/etcd_log_state.h"
 #include "log/log_format.h"
 #include "log/snapshot_file.h"
@@ -117,6 +118,11 @@ void EtcdLog::append(std::string batch, AppendDone done) {
   worker_->post([this, batch = std::move(batch), done = std::move(done)] {
     const LogIndex index = position().last + 1;
     Result<LogIndex> r = do_append(index, batch);
+    // UNSAFE TEST FAULT slow-etcd-append-reply (common/unsafe_test_faults.h):
+    // a committed append reaches the node late (timing only).
+    if (r && unsafe::enabled(unsafe::TestFault::kSlowEtcdAppendReply)) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
     state_->append_in_flight = false;
     if (done) done(std::move(r));
   });
