@@ -6,13 +6,15 @@
 # the build has no frame pointers), then prints the breakdown of
 # bench/perf_breakdown.py and INFO's batch numbers. Stops what it started.
 # Needs Debian linux-perf. Environment: BUILD, CLIENTS (32), DURATION_MS
-# (8000), KEEP_WORKDIR=1 (keep perf.data and the server log).
+# (8000), SERVER_ARGS (extra server flags, split on spaces, e.g.
+# "--durability lease"), KEEP_WORKDIR=1 (keep perf.data and the server log).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD:-$root/build}
 [[ $build = /* ]] || build=$root/$build
 clients=${CLIENTS:-32}
 duration=${DURATION_MS:-8000}
+read -ra server_args <<<"${SERVER_ARGS:-}"
 command -v perf >/dev/null || { echo "profile_w1.sh: perf not found (Debian linux-perf)" >&2; exit 2; }
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-profile-XXXXXX")
 server_pid=
@@ -23,7 +25,7 @@ cleanup() {
 trap cleanup EXIT
 port=$("$build/bench/leasehold_loadbench" --free-port)
 "$build/leasehold" server --listen "127.0.0.1:$port" --data-dir "$workdir/data" --log-level warn \
-  >"$workdir/server.log" 2>&1 &
+  "${server_args[@]}" >"$workdir/server.log" 2>&1 &
 server_pid=$!
 for ((i = 0; i < 200; i++)); do
   [[ $(redis-cli -p "$port" PING 2>/dev/null) == PONG ]] && break

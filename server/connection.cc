@@ -318,6 +318,7 @@ void Connection::flush_output() {
     // Usually the socket takes everything at once: one write(2), no
     // uv_write_t, no allocation, no epoll change. The rest (if any) goes
     // through uv_write below.
+    server_.flush_audit_history();  // the records of what these bytes answer first
     uv_buf_t now = uv_buf_init(out->data(), static_cast<unsigned int>(out->size()));
     server_.count_write();
     const int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &now, 1);

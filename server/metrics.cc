@@ -138,15 +138,18 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                .Help("1 for this node's role (primary or standby), 0 for the other")
                .Register(r);
   // Every label value exists from the start (0), so rate() and absent() work.
-  for (const char* reason : {"acquired", "queued", "compat"}) grants_->Add({{"reason", reason}});
-  for (const char* reason : {"released", "session_closed", "compat_delete", "compat_replaced"}) {
-    releases_->Add({{"reason", reason}});
-  }
-  for (const char* scope : {"session", "lock"}) {
-    expiries_->Add({{"scope", scope}});
-    kills_->Add({{"scope", scope}});
-  }
-  revokes_->Add({{"reason", "revoked"}});
+  grants_acquired_ = &grants_->Add({{"reason", "acquired"}});
+  grants_queued_ = &grants_->Add({{"reason", "queued"}});
+  grants_compat_ = &grants_->Add({{"reason", "compat"}});
+  releases_released_ = &releases_->Add({{"reason", "released"}});
+  releases_session_closed_ = &releases_->Add({{"reason", "session_closed"}});
+  releases_compat_delete_ = &releases_->Add({{"reason", "compat_delete"}});
+  releases_compat_replaced_ = &releases_->Add({{"reason", "compat_replaced"}});
+  expiries_session_ = &expiries_->Add({{"scope", "session"}});
+  expiries_lock_ = &expiries_->Add({{"scope", "lock"}});
+  kills_session_ = &kills_->Add({{"scope", "session"}});
+  kills_lock_ = &kills_->Add({{"scope", "lock"}});
+  revokes_revoked_ = &revokes_->Add({{"reason", "revoked"}});
   auto gauge = [&](const char* name, const char* help) -> prometheus::Gauge* {
     return &prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
   };
@@ -180,22 +183,20 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
 void Metrics::record(const AuditEvent& e) {
   switch (e.kind) {
     case AuditKind::kGrant: {
-      const char* reason = e.reason == "compat set" ? "compat" : (e.wait_ms >= 0 ? "queued" : "acquired");
-      grants_->Add({{"reason", reason}}).Increment();
+      (e.reason == "compat set" ? grants_compat_ : (e.wait_ms >= 0 ? grants_queued_ : grants_acquired_))->Increment();
       wait_->Observe(e.wait_ms > 0 ? static_cast<double>(e.wait_ms) / 1000.0 : 0.0);
       return;
     }
-    case AuditKind::kRelease: {
-      const char* reason = e.reason == "released"         ? "released"
-                           : e.reason == "session closed" ? "session_closed"
-                           : e.reason == "compat delete"  ? "compat_delete"
-                                                          : "compat_replaced";
-      releases_->Add({{"reason", reason}}).Increment();
+    case AuditKind::kRelease:
+      (e.reason == "released"         ? releases_released_
+       : e.reason == "session closed" ? releases_session_closed_
+       : e.reason == "compat delete"  ? releases_compat_delete_
+                                      : releases_compat_replaced_)
+          ->Increment();
       break;
-    }
-    case AuditKind::kExpiry: expiries_->Add({{"scope", e.lock.empty() ? "session" : "lock"}}).Increment(); break;
-    case AuditKind::kRevoke: revokes_->Add({{"reason", "revoked"}}).Increment(); break;
-    case AuditKind::kKill: kills_->Add({{"scope", e.lock.empty() ? "session" : "lock"}}).Increment(); break;
+    case AuditKind::kExpiry: (e.lock.empty() ? expiries_session_ : expiries_lock_)->Increment(); break;
+    case AuditKind::kRevoke: revokes_revoked_->Increment(); break;
+    case AuditKind::kKill: (e.lock.empty() ? kills_session_ : kills_lock_)->Increment(); break;
     case AuditKind::kLockDelay: lock_delays_->Increment(); return;
   }
   if (e.hold_ms >= 0 && !e.lock.empty()) hold_->Observe(static_cast<double>(e.hold_ms) / 1000.0);

@@ -101,6 +101,20 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* expiries_;
   prometheus::Family<prometheus::Counter>* revokes_;
   prometheus::Family<prometheus::Counter>* kills_;
+  // The labelled children, looked up once here rather than per event
+  // (Family::Add hashes a label map under a mutex).
+  prometheus::Counter* grants_acquired_;
+  prometheus::Counter* grants_queued_;
+  prometheus::Counter* grants_compat_;
+  prometheus::Counter* releases_released_;
+  prometheus::Counter* releases_session_closed_;
+  prometheus::Counter* releases_compat_delete_;
+  prometheus::Counter* releases_compat_replaced_;
+  prometheus::Counter* expiries_session_;
+  prometheus::Counter* expiries_lock_;
+  prometheus::Counter* kills_session_;
+  prometheus::Counter* kills_lock_;
+  prometheus::Counter* revokes_revoked_;
   prometheus::Counter* lock_delays_;
   prometheus::Histogram* wait_;
   prometheus::Histogram* hold_;

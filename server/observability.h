@@ -54,6 +54,10 @@ class Observability {
 
   Metrics& metrics() { return metrics_; }
   const HistoryStore* history() const { return history_.get(); }
+  // Writes the records appended since the last call (one write()).
+  void flush_history() {
+    if (history_) history_->flush();
+  }
   std::uint16_t http_port() const { return http_ ? http_->port() : 0; }
   // The gauges' view of the node and state now.
   MetricsView view() const;

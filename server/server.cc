@@ -184,6 +184,7 @@ Status Server::start() {
   uv_prepare_start(&prepare_, [](uv_prepare_t* h) {
     auto* self = static_cast<Server*>(h->data);
     self->deferred_pumps_.run();  // what timers, pending callbacks and closes answered
+    self->flush_audit_history();  // what was applied without a reply (a standby, expiries)
     self->loop_turns_.on_turn(&self->loop_);
     self->arm_node_timer();
   });
@@ -516,6 +517,10 @@ void Server::close_listeners() {
 void Server::finish_shutdown() {
   close_loop_handles();
   spdlog::info("node flushed; closing");
+}
+
+void Server::flush_audit_history() {
+  if (obs_) obs_->flush_history();
 }
 
 bool Server::defer_pump(std::weak_ptr<Connection> conn) {

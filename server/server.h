@@ -102,6 +102,10 @@ class Server {
   void count_command() { ++counters_.commands_total; }
   void count_read() { ++counters_.reads_total; }
   void count_write() { ++counters_.writes_total; }
+  // Writes the audit history records buffered so far (HistoryStore::flush).
+  // Called before any bytes leave for a client and once per loop turn, so no
+  // reply or push precedes the records of the commands it answers.
+  void flush_audit_history();
   const ServerCounters& counters() const { return counters_; }
   std::size_t client_count() const { return connections_.size(); }
   std::size_t blocked_client_count() const;

@@ -198,12 +198,13 @@ TEST(HistoryStoreTest, AFailedBackgroundSyncIsCounted) {
   ASSERT_TRUE(s) << s.status().to_string();
   EXPECT_EQ((*s)->write_errors(), 0u);
   (*s)->append(1000, 1, 1, event("a", 1));
+  (*s)->flush();
   EXPECT_TRUE(testing::eventually([&] { return (*s)->write_errors() >= 1; }, std::chrono::seconds(10)));
   EXPECT_EQ((*s)->size(), 1u);  // still served from memory
 }
 
-// The sync thread is woken only by the first record after a sync; no burst
-// of records may be left unsynced by a lost wake.
+// The sync thread is woken only by the first write after a sync; no burst
+// of writes may be left unsynced by a lost wake.
 std::atomic<int> history_syncs{0};
 TEST(HistoryStoreTest, EveryBurstOfRecordsIsSyncedAfterIt) {
   testing::TempDir dir("history-store");
@@ -218,11 +219,43 @@ TEST(HistoryStoreTest, EveryBurstOfRecordsIsSyncedAfterIt) {
   ASSERT_TRUE(s) << s.status().to_string();
   for (int round = 1; round <= 20; ++round) {
     const int before = history_syncs.load();
-    for (int k = 0; k < round; ++k) (*s)->append(1000 + k, 1, 1, event("a", 1));
+    for (int k = 0; k < round; ++k) {
+      (*s)->append(1000 + k, 1, 1, event("a", 1));
+      if (k % 2 == 1) (*s)->flush();  // some bursts are several writes
+    }
+    (*s)->flush();
     EXPECT_TRUE(testing::eventually([&] { return history_syncs.load() > before; }, std::chrono::seconds(10)))
         << "round " << round << ": records written after a sync were never synced";
   }
   EXPECT_EQ((*s)->write_errors(), 0u);
+}
+
+// Appends are buffered; flush() writes them all at once (the server flushes
+// before any reply leaves, issue 14's W1 profile), and a reopen sees them.
+TEST(HistoryStoreTest, AppendsReachTheFileAtTheNextFlush) {
+  testing::TempDir dir("history-flush");
+  HistoryOptions o;
+  o.path = dir.file("history.log");
+  auto s = HistoryStore::open(o);
+  ASSERT_TRUE(s) << s.status().to_string();
+  const auto empty = std::filesystem::file_size(o.path);
+  for (int i = 1; i <= 3; ++i) (*s)->append(i, i, i, event("a", i));
+  EXPECT_EQ(std::filesystem::file_size(o.path), empty);
+  EXPECT_EQ((*s)->size(), 3u);  // served from memory before the flush
+  (*s)->flush();
+  const auto three = std::filesystem::file_size(o.path);
+  EXPECT_GT(three, empty);
+  (*s)->flush();  // nothing buffered: nothing written
+  EXPECT_EQ(std::filesystem::file_size(o.path), three);
+  // What a kill -9 right now would leave: the file as it is.
+  const std::string copy = dir.file("copy.log");
+  std::filesystem::copy_file(o.path, copy);
+  HistoryOptions c;
+  c.path = copy;
+  auto reopened = HistoryStore::open(c);
+  ASSERT_TRUE(reopened);
+  EXPECT_EQ((*reopened)->size(), 3u);
+  EXPECT_EQ((*reopened)->dropped_at_open(), 0u);
 }
 
 TEST(HistoryStoreTest, TornTailIsCutAndLaterAppendsSurvive) {
