@@ -41,15 +41,21 @@ TEST(FencePutRetryTest, APutWhoseReplyIsLostIsUnknownNotARetriedRefusal) {
   (*proxy)->block(torture::Direction::kServerToClient, torture::BlockMode::kDrop);
   std::optional<Result<std::uint64_t>> put;
   std::thread writer([&] { put = (*c)->fence_put("F", "v", "L", static_cast<std::uint64_t>(token.integer)); });
-  // The server applied the put; its reply is being dropped.
+  // The server applied the put, and the proxy has read and thrown away its
+  // reply. Both must hold before the heal: on a busy machine the proxy's
+  // thread may not have read the reply yet when the put shows as applied,
+  // and a heal before that read forwards the reply intact.
   const bool applied = eventually([&] { return direct.call({"FENCE.GET", "F"}).type == resp::Type::kArray; },
                                   std::chrono::seconds(30));
+  const int s2c = static_cast<int>(torture::Direction::kServerToClient);
+  const bool dropped = eventually([&] { return (*proxy)->stats().bytes_dropped[s2c] > 0; }, std::chrono::seconds(30));
   // The lock moves on, so a repeated put would now be refused.
   const resp::Value released =
       direct.call({"LOCK.RELEASE", "L", std::to_string(session.integer), std::to_string(token.integer)});
   (*proxy)->heal();  // the connection that lost bytes is reset
   writer.join();
   ASSERT_TRUE(applied);
+  ASSERT_TRUE(dropped) << "the proxy never dropped the put's reply";
   ASSERT_EQ(released.str, "OK");
   ASSERT_TRUE(put.has_value());
   ASSERT_FALSE(static_cast<bool>(*put)) << "the reply was dropped, yet the put returned a token";
