@@ -121,6 +121,9 @@ TEST_F(FaultProxyTest, ServerToClientLossExecutesButNeverAnswers) {
   proxy_->block(Direction::kServerToClient, BlockMode::kDrop);
   ASSERT_TRUE(c.send({"LOCK.ACQUIRE", "lost-reply", s}));
   EXPECT_TRUE(eventually([&] { return lock_held(direct, "lost-reply"); }, 10s));
+  // Heal only once the reply was read and dropped: on a busy machine the
+  // proxy's thread may not have read it yet, and a heal first forwards it.
+  EXPECT_TRUE(eventually([&] { return proxy_->stats().bytes_dropped[1] > 0; }, 10s));
   EXPECT_FALSE(c.read(500ms));
   proxy_->heal();
   EXPECT_TRUE(c.wait_closed(scaled(10s)));
