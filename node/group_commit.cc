@@ -364,6 +364,7 @@ void Node::Impl::on_snapshot_saved(Status status) {
 void Node::Impl::shutdown(std::function<void()> done) {
   shutting_down_ = true;
   start_append();  // commit what is queued now (lingering or deferred)
+  if (options_.acknowledge_before_durable) lease_write();  // a paced write starts now
   if (done) shutdown_waiters_.push_back(std::move(done));
   maybe_finish_shutdown();
 }

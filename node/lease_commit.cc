@@ -3,9 +3,11 @@
 //
 // Proposals are applied and answered as soon as the loop gets to them (one
 // round per loop iteration, like a batch), and written behind: one append
-// at a time carries every chunk applied since the last one started. No
-// reply waits for an fsync, except FENCE.PUT's: fenced values are the
-// resource's data and are acknowledged only once durable.
+// at a time carries every chunk applied since the last one started, and
+// appends start at most once per NodeOptions::lease_write_interval (fewer
+// fsyncs under load). No reply waits for an fsync, except FENCE.PUT's:
+// fenced values are the resource's data and are acknowledged only once
+// durable, so a chunk holding one is written without waiting for the pace.
 //
 // What keeps the promises: the revision guard bounds every revision before
 // it is applied (tokens never go backwards, whatever the disk lost), and it
@@ -55,8 +57,25 @@ void Node::Impl::lease_apply_queued() {
   lease_write();
 }
 
+bool Node::Impl::lease_write_can_wait() const {
+  if (options_.lease_write_interval.count() <= 0 || shutting_down_ || hold_for_snapshot_) return false;
+  for (const LeaseChunk& chunk : unwritten_) {
+    if (!chunk.held_replies.empty()) return false;
+  }
+  return true;
+}
+
+void Node::Impl::end_due_lease_write() {
+  if (lease_write_at_ && clock_.now() >= *lease_write_at_) lease_write();
+}
+
 void Node::Impl::lease_write() {
   if (append_in_flight_ || unwritten_.empty() || !failure_.is_ok()) return;
+  if (lease_write_can_wait()) {
+    if (!lease_write_at_) lease_write_at_ = append_started_ + options_.lease_write_interval;
+    if (clock_.now() < *lease_write_at_) return;  // a timer deadline (next_timer_deadline)
+  }
+  lease_write_at_.reset();
   std::size_t commands = 0;
   std::size_t bytes = 0;
   std::vector<core::Command> all;

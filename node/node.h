@@ -165,6 +165,14 @@ struct NodeOptions {
   // (required with it) then starts above every revision handed out, expires
   // every session and grants nothing for the longest TTL in use.
   bool acknowledge_before_durable = false;
+  // Lease mode: the least time from the start of one background append to
+  // the start of the next (0 = back to back). Under load this bounds the
+  // fsyncs to 1 / interval per second, each carrying everything applied
+  // meanwhile; it widens only the window a crash loses (which the
+  // quarantine covers), never a reply's wait. Written at once regardless:
+  // a chunk holding a FencePut reply, a due snapshot, and shutdown. Part of
+  // next_timer_deadline() like the linger.
+  std::chrono::microseconds lease_write_interval{5000};
   // Embedded mode: the durable revision record (node/revision_guard.h). At
   // open the node plans its start from it (and refuses a log that lost
   // data); while it runs it keeps the record ahead of every revision it can

@@ -153,8 +153,14 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   std::size_t writing_commands_ = 0;    // in writing_
   core::Revision durable_revision_ = 0; // the state's revision the log holds durably
   bool hold_for_snapshot_ = false;      // applies wait until the log caught up
+  // When the paced next append may start (NodeOptions::lease_write_interval).
+  std::optional<TimePoint> lease_write_at_;
   void lease_apply_queued();
   void lease_write();
+  // True when the next append may wait for its pace: nothing unwritten
+  // holds a reply, no snapshot waits, not shutting down.
+  bool lease_write_can_wait() const;
+  void end_due_lease_write();
   void on_lease_appended(Result<log::LogIndex> result);
 
   // The revision record (embedded mode; node/revision_guard.h).

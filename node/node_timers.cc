@@ -54,6 +54,7 @@ std::optional<TimePoint> Node::Impl::next_timer_deadline() const {
   std::optional<TimePoint> next = timers_.next_deadline();
   if (linger_until_ && (!next || *linger_until_ < *next)) next = linger_until_;
   if (defer_until_ && (!next || *defer_until_ < *next)) next = defer_until_;
+  if (lease_write_at_ && (!next || *lease_write_at_ < *next)) next = lease_write_at_;
   return next;
 }
 
@@ -61,6 +62,7 @@ void Node::Impl::run_due_timers() {
   if (shutting_down_ || !failure_.is_ok() || !is_primary()) return;
   end_due_linger();
   end_due_defer();
+  end_due_lease_write();
   const TimePoint now = clock_.now();
   Timers::Due due = timers_.take_due(now);
   for (core::SessionId id : due.sessions) {

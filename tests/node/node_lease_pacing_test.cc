@@ -1,0 +1,119 @@
+// Lease mode's paced background writes (NodeOptions::lease_write_interval,
+// node/lease_commit.cc): commands are answered at once, and appends start at
+// most once per interval, each carrying everything applied meanwhile; a
+// FENCE.PUT (answered only once durable) and shutdown do not wait for it.
+#include <gtest/gtest.h>
+
+#include "tests/node/node_test_util.h"
+
+namespace leasehold::node {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::NodeHarness;
+
+core::Command open_cmd() {
+  core::Command c;
+  c.body = core::OpenSession{10'000, "pacing"};
+  return c;
+}
+
+NodeOptions lease_options(std::chrono::microseconds interval) {
+  NodeOptions o;
+  o.acknowledge_before_durable = true;
+  o.lease_write_interval = interval;
+  RevisionGuardOptions guard;
+  guard.store = [](const log::RevisionRecord&) { return Status::ok(); };
+  guard.lease = true;
+  o.revision_guard = guard;
+  return o;
+}
+
+struct Counted {
+  int replies = 0;
+  Node::ProposeDone done() {
+    return [this](const core::ApplyResult&) { ++replies; };
+  }
+};
+
+// One command at an idle node: answered and written at once. Returns with
+// that append completed.
+void first_write(NodeHarness& h, Counted& c) {
+  h.node().propose(open_cmd(), c.done());
+  ASSERT_TRUE(h.loop().run_until([&] { return c.replies == 1 && h.node().stats().batches_committed == 1; }));
+  ASSERT_EQ(h.control().append_count(), 1);
+}
+
+TEST(NodeLeasePacing, TheNextAppendWaitsForTheIntervalWhileRepliesDoNot) {
+  NodeHarness h(lease_options(5ms));
+  h.open();
+  Counted c;
+  first_write(h, c);
+  const auto started = h.clock().now();  // the first append's start (the clock did not move)
+  for (int i = 0; i < 10; ++i) h.node().propose(open_cmd(), c.done());
+  ASSERT_TRUE(h.loop().run_until([&] { return c.replies == 11; })) << "lease mode answers before the write";
+  h.node().run_due_timers();  // not due yet
+  h.loop().run_for(30ms);
+  EXPECT_EQ(h.control().append_count(), 1) << "the second append waits for the interval";
+  ASSERT_TRUE(h.node().next_timer_deadline().has_value());
+  EXPECT_EQ(*h.node().next_timer_deadline(), started + 5ms) << "the pace is a timer deadline";
+  h.clock().advance(5ms);
+  h.node().run_due_timers();
+  ASSERT_TRUE(h.loop().run_until([&] { return h.node().stats().batches_committed == 2; }));
+  EXPECT_EQ(h.control().append_count(), 2) << "the 10 commands went out in one append";
+  EXPECT_EQ(h.node().stats().commands_committed, 11u);
+  EXPECT_EQ(h.node().stats().pending_proposals, 0u);
+}
+
+TEST(NodeLeasePacing, AFencePutIsWrittenWithoutWaitingAndAnsweredOnceDurable) {
+  NodeHarness h(lease_options(5ms));
+  h.open();
+  Counted c;
+  first_write(h, c);
+  h.node().propose(open_cmd(), c.done());  // paced
+  ASSERT_TRUE(h.loop().run_until([&] { return c.replies == 2; }));
+  h.loop().run_for(20ms);
+  ASSERT_EQ(h.control().append_count(), 1);
+  core::Command put;
+  put.body = core::FencePut{"k", "v", "no-such-lock", 1};
+  bool put_answered = false;
+  h.control().set_hold(true);
+  h.node().propose(put, [&](const core::ApplyResult&) { put_answered = true; });
+  ASSERT_TRUE(h.loop().run_until([&] { return h.control().append_count() == 2; }))
+      << "a chunk holding a FENCE.PUT reply is written at once (the clock did not move)";
+  h.loop().run_for(20ms);
+  EXPECT_FALSE(put_answered) << "a FENCE.PUT is answered only once durable";
+  h.control().set_hold(false);
+  h.control().release();
+  ASSERT_TRUE(h.loop().run_until([&] { return put_answered; }));
+  EXPECT_EQ(h.node().stats().commands_committed, 3u);
+}
+
+TEST(NodeLeasePacing, ShutdownWritesAPacedChunkAtOnce) {
+  NodeHarness h(lease_options(5ms));
+  h.open();
+  Counted c;
+  first_write(h, c);
+  for (int i = 0; i < 3; ++i) h.node().propose(open_cmd(), c.done());
+  ASSERT_TRUE(h.loop().run_until([&] { return c.replies == 4; }));
+  h.loop().run_for(20ms);
+  ASSERT_EQ(h.control().append_count(), 1);
+  bool down = false;
+  h.node().shutdown([&down] { down = true; });
+  ASSERT_TRUE(h.loop().run_until([&] { return down; }));
+  EXPECT_EQ(h.control().append_count(), 2);
+  EXPECT_EQ(h.node().stats().commands_committed, 4u);
+}
+
+TEST(NodeLeasePacing, ZeroIntervalWritesBackToBack) {
+  NodeHarness h(lease_options(0us));
+  h.open();
+  Counted c;
+  first_write(h, c);
+  h.node().propose(open_cmd(), c.done());
+  ASSERT_TRUE(h.loop().run_until([&] { return h.node().stats().batches_committed == 2; }));
+  EXPECT_EQ(h.control().append_count(), 2);
+}
+
+}  // namespace
+}  // namespace leasehold::node
