@@ -25,7 +25,8 @@ void Node::Impl::propose(core::Command command, ProposeDone done) {
     const Status refusal = standby_refusal();
     return fail_later(std::move(done), refusal.code(), refusal.message());
   }
-  const std::size_t pending = queued_.size() + in_flight_.commands.size() + unwritten_commands_;
+  const std::size_t pending =
+      queued_.size() + in_flight_.commands.size() + unwritten_commands_ + unapplied_commands_;
   if (pending >= options_.max_pending_proposals) {
     return fail_later(std::move(done), ErrorCode::kLimitExceeded,
                       "too many pending proposals (" + std::to_string(pending) + ")");
@@ -209,8 +210,12 @@ void Node::Impl::on_appended(Result<log::LogIndex> result) {
   const std::size_t target = queued_.size() + batch.commands.size();
   // Without a linger, let the disk work on the next batch while this one is applied.
   if (!linger) start_append();
-  apply_batch(*result, std::move(batch));
+  apply_batch(*result, std::move(batch), /*in_steps=*/!options_.cluster_mode);
   if (linger) begin_linger(target);
+  after_apply();
+}
+
+void Node::Impl::after_apply() {
   drain_deferred_follows();
   maybe_snapshot();
   maybe_finish_shutdown();
@@ -235,24 +240,54 @@ void Node::Impl::fail_batch(Batch batch, const Status& error) {
   }
 }
 
-void Node::Impl::apply_batch(log::LogIndex index, Batch batch) {
-  // Entries apply in log order, never twice or backwards (follow() checks
-  // gaps before; an own append's index comes from the log).
-  LEASEHOLD_ASSERT(index > applied_index_, "log entry {} applied after entry {}", index, applied_index_);
-  applied_index_ = index;
+void Node::Impl::apply_batch(log::LogIndex index, Batch batch, bool in_steps) {
   ++batches_committed_;
   commands_committed_ += batch.commands.size();
   commands_since_snapshot_ += batch.commands.size();
   bytes_since_snapshot_ += batch.bytes;
-  for (std::size_t i = 0; i < batch.commands.size(); ++i) {
-    apply_one(index, batch.commands[i], i < batch.dones.size() ? &batch.dones[i] : nullptr);
+  unapplied_commands_ += batch.commands.size();
+  committed_.push_back(Committed{index, std::move(batch), 0});
+  apply_committed(in_steps ? options_.apply_step : std::chrono::nanoseconds::zero());
+}
+
+void Node::Impl::apply_committed(std::chrono::nanoseconds budget) {
+  const auto started = std::chrono::steady_clock::now();
+  std::size_t applied = 0;
+  while (!committed_.empty()) {
+    Committed& entry = committed_.front();
+    // Entries apply in log order, never twice or backwards (follow() checks
+    // gaps before; an own append's index comes from the log).
+    LEASEHOLD_ASSERT(entry.index > applied_index_, "log entry {} applied after entry {}", entry.index,
+                     applied_index_);
+    Batch& batch = entry.batch;
+    while (entry.next < batch.commands.size()) {
+      if (budget.count() > 0 && applied != 0 && applied % kApplyStepCheck == 0 &&
+          std::chrono::steady_clock::now() - started >= budget) {
+        // The rest in a later turn of the loop, after what is waiting now.
+        if (!apply_step_posted_) {
+          apply_step_posted_ = true;
+          post_guarded([](Impl& self) {
+            self.apply_step_posted_ = false;
+            self.apply_committed(self.options_.apply_step);
+            self.after_apply();
+          });
+        }
+        return;
+      }
+      const std::size_t i = entry.next++;
+      --unapplied_commands_;
+      ++applied;
+      apply_one(entry.index, batch.commands[i], i < batch.dones.size() ? &batch.dones[i] : nullptr);
+    }
+    applied_index_ = entry.index;
+    committed_.pop_front();
+    if (guard_) {
+      LEASEHOLD_ASSERT(state_.revision() <= guard_->record().reserved_through,
+                       "applied revision {} is above the reserved block {}", state_.revision(),
+                       guard_->record().reserved_through);
+    }
+    release_apply_waiters();  // cluster read barriers (node_cluster.cc)
   }
-  if (guard_) {
-    LEASEHOLD_ASSERT(state_.revision() <= guard_->record().reserved_through,
-                     "applied revision {} is above the reserved block {}", state_.revision(),
-                     guard_->record().reserved_through);
-  }
-  release_apply_waiters();  // cluster read barriers (node_cluster.cc)
 }
 
 core::ApplyResult Node::Impl::apply_one(log::LogIndex index, const core::Command& command, ProposeDone* done) {
@@ -267,7 +302,7 @@ core::ApplyResult Node::Impl::apply_one(log::LogIndex index, const core::Command
 }
 
 void Node::Impl::maybe_snapshot() {
-  if (snapshot_in_flight_ || !failure_.is_ok() || applied_index_ == 0) return;
+  if (snapshot_in_flight_ || !failure_.is_ok() || applied_index_ == 0 || mid_batch()) return;
   // The snapshot is labelled applied_index_: only valid while the state equals
   // the log (`lease` mode applies ahead of it; lease_commit.cc holds applies).
   if (!unwritten_.empty()) return;
@@ -371,7 +406,9 @@ void Node::Impl::shutdown(std::function<void()> done) {
 
 void Node::Impl::maybe_finish_shutdown() {
   if (!shutting_down_) return;
-  if (append_in_flight_ || !queued_.empty() || snapshot_in_flight_ || !unwritten_.empty()) return;
+  if (append_in_flight_ || !queued_.empty() || snapshot_in_flight_ || !unwritten_.empty() || !committed_.empty()) {
+    return;
+  }
   if (!shutdown_complete_ && guard_ && failure_.is_ok() && is_primary()) {
     // Every acknowledged command is synced: the next start may continue
     // exactly here. Without this mark it starts above the reserved block.
@@ -396,7 +433,7 @@ NodeStats Node::Impl::stats() const {
   s.average_batch_commands =
       batches_committed_ == 0 ? 0.0
                               : static_cast<double>(commands_committed_) / static_cast<double>(batches_committed_);
-  s.pending_proposals = queued_.size() + in_flight_.commands.size() + unwritten_commands_;
+  s.pending_proposals = queued_.size() + in_flight_.commands.size() + unwritten_commands_ + unapplied_commands_;
   s.snapshots_saved = snapshots_saved_;
   s.snapshot_error = last_snapshot_error_;
   s.replayed_entries = replayed_entries_;

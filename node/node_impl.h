@@ -93,6 +93,21 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   static constexpr std::size_t kLingerMinAnswered = 4;
   static constexpr int kLingerMinAppendRatio = 3;
   log::LogIndex applied_index_ = 0;
+  // Apply in steps (NodeOptions::apply_step): durable entries not yet fully
+  // applied, in log order; the front one is applied from `next` on.
+  struct Committed {
+    log::LogIndex index = 0;
+    Batch batch;
+    std::size_t next = 0;
+  };
+  std::deque<Committed> committed_;
+  std::size_t unapplied_commands_ = 0;  // in committed_, not yet applied
+  bool apply_step_posted_ = false;
+  // The step's clock is read once every this many commands.
+  static constexpr std::size_t kApplyStepCheck = 8;
+  // True while a batch is partly applied: the state is then between two log
+  // entries (no snapshot can be labelled with an index).
+  bool mid_batch() const { return !committed_.empty() && committed_.front().next > 0; }
 
   // Snapshots.
   bool snapshot_in_flight_ = false;
@@ -193,8 +208,14 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   // taking writes for good, failing `batch` (outcome unknown) and the queue.
   void stop_writes(const Status& error, Batch batch);
   // Applies a committed entry: own batches (with dones) and followed ones
-  // (no dones; a standby tracks no timers).
-  void apply_batch(log::LogIndex index, Batch batch);
+  // (no dones; a standby tracks no timers). With `in_steps` (own batches in
+  // embedded mode) for at most NodeOptions::apply_step of loop time, the
+  // rest in posted steps; otherwise everything committed_ holds, at once.
+  void apply_batch(log::LogIndex index, Batch batch, bool in_steps = false);
+  // Applies from committed_ until it is empty or `budget` (> 0) is spent;
+  // then posts the next step. Finishes each entry (applied_index_, checks).
+  void apply_committed(std::chrono::nanoseconds budget);
+  void after_apply();  // follows, snapshot and shutdown checks after an apply
   void maybe_snapshot();
   // Encodes the state (at applied_index_) in a forked child; false if the
   // fork failed (then nothing started).
