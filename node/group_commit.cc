@@ -266,6 +266,7 @@ void Node::Impl::apply_committed(std::chrono::nanoseconds budget) {
         // The rest in a later turn of the loop, after what is waiting now.
         if (!apply_step_posted_) {
           apply_step_posted_ = true;
+          ++apply_steps_deferred_;
           post_guarded([](Impl& self) {
             self.apply_step_posted_ = false;
             self.apply_committed(self.options_.apply_step);
@@ -434,6 +435,7 @@ NodeStats Node::Impl::stats() const {
       batches_committed_ == 0 ? 0.0
                               : static_cast<double>(commands_committed_) / static_cast<double>(batches_committed_);
   s.pending_proposals = queued_.size() + in_flight_.commands.size() + unwritten_commands_ + unapplied_commands_;
+  s.apply_steps_deferred = apply_steps_deferred_;
   s.snapshots_saved = snapshots_saved_;
   s.snapshot_error = last_snapshot_error_;
   s.replayed_entries = replayed_entries_;

@@ -201,7 +201,8 @@ struct NodeStats {
   std::uint64_t batches_committed = 0;  // appends synced and applied since open
   std::uint64_t commands_committed = 0; // commands in those batches
   double average_batch_commands = 0;    // commands_committed / batches_committed
-  std::size_t pending_proposals = 0;    // queued + in flight
+  std::size_t pending_proposals = 0;    // queued + in flight + committed not yet applied
+  std::uint64_t apply_steps_deferred = 0; // apply steps run in a later loop turn (NodeOptions::apply_step)
   std::uint64_t snapshots_saved = 0;    // since open
   Status snapshot_error;                // the last snapshot's failure; OK once one succeeds again
   std::uint64_t replayed_entries = 0;   // log entries replayed at open

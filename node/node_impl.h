@@ -103,6 +103,7 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   std::deque<Committed> committed_;
   std::size_t unapplied_commands_ = 0;  // in committed_, not yet applied
   bool apply_step_posted_ = false;
+  std::uint64_t apply_steps_deferred_ = 0;  // continuations posted (stats)
   // The step's clock is read once every this many commands.
   static constexpr std::size_t kApplyStepCheck = 8;
   // True while a batch is partly applied: the state is then between two log

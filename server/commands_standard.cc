@@ -131,6 +131,7 @@ std::string info_text(Server& server, std::string_view section) {
     out += fmt::format("commands_committed:{}\r\n", st.commands_committed);
     out += fmt::format("average_batch_commands:{:.2f}\r\n", st.average_batch_commands);
     out += fmt::format("pending_proposals:{}\r\n", st.pending_proposals);
+    out += fmt::format("apply_steps_deferred:{}\r\n", st.apply_steps_deferred);
     out += fmt::format("snapshots_saved:{}\r\n", st.snapshots_saved);
     out += fmt::format("snapshot_error:{}\r\n", st.snapshot_error.is_ok() ? "" : st.snapshot_error.to_string());
     out += fmt::format("replayed_entries:{}\r\n", st.replayed_entries);
