@@ -118,6 +118,8 @@ std::string info_text(Server& server, std::string_view section) {
     out += fmt::format("loop_longest_turn_ms:{:.1f}\r\n", turns.longest_ms);
     out += fmt::format("loop_turns_over_10ms:{}\r\n", turns.over_10ms);
     out += fmt::format("loop_turns_over_100ms:{}\r\n", turns.over_100ms);
+    out += fmt::format("loop_longest_turn_cpu_ms:{:.1f}\r\n", turns.longest_cpu_ms);
+    out += fmt::format("loop_turns_over_10ms_on_cpu:{}\r\n", turns.over_10ms_on_cpu);
     out += "\r\n";
   }
   if (all || iequals(section, "log")) {

@@ -5,8 +5,16 @@
 // connection and fires no timer for 300 ms, whatever the clients see; a
 // client-side probe (bench/capacity) mixes that with plain queueing.
 //
+// A busy turn is not all the server's work: on a machine with more runnable
+// threads than cores, the kernel may take the loop thread off the CPU in
+// the middle of a turn. So each turn is also measured in the loop thread's
+// own CPU time (CLOCK_THREAD_CPUTIME_ID, which does not advance while the
+// thread waits in poll or is descheduled). A long turn with little CPU time
+// was the scheduler's; a long turn with as much CPU time was the server's.
+//
 // Use: enable() on the loop before it runs, then on_turn() once per turn
-// (the server calls it from its prepare handle, just before poll).
+// (the server calls it from its prepare handle, just before poll), always
+// from the loop's thread.
 // Thread-safety: loop thread only; stats() too.
 #pragma once
 
@@ -22,10 +30,12 @@ namespace leasehold::server {
 class LoopTurnMeter {
  public:
   struct Stats {
-    double longest_ms = 0;          // since start
+    double longest_ms = 0;          // busy wall time, since start
     std::uint64_t turns = 0;
     std::uint64_t over_10ms = 0;
     std::uint64_t over_100ms = 0;
+    double longest_cpu_ms = 0;           // the loop thread's CPU time in one turn, since start
+    std::uint64_t over_10ms_on_cpu = 0;  // turns with over 10 ms of CPU time (a subset of over_10ms)
   };
 
   // Turns on libuv's idle-time metric for `loop` (kIoError if libuv refuses).
@@ -41,6 +51,7 @@ class LoopTurnMeter {
   std::function<void(double)> observe_;
   std::uint64_t last_ns_ = 0;       // uv_hrtime() at the previous turn (0 = none yet)
   std::uint64_t last_idle_ns_ = 0;  // uv_metrics_idle_time() then
+  std::uint64_t last_cpu_ns_ = 0;   // the calling thread's CPU time then
   Stats stats_;
 };
 

@@ -1,16 +1,54 @@
 // server/loop_turn_meter.h on a real libuv loop: a timer callback that keeps
 // the loop busy for 30 ms shows up as a turn of at least 30 ms; time spent
-// waiting in poll does not count.
+// waiting in poll does not count. A callback that burns 30 ms of its own
+// CPU time is a turn on CPU; one that blocks for 30 ms (as a descheduled
+// thread would) is a long turn that is not.
 #include "server/loop_turn_meter.h"
 
 #include <gtest/gtest.h>
+#include <time.h>
 #include <uv.h>
 
 #include <chrono>
+#include <thread>
 #include <vector>
 
 namespace leasehold::server {
 namespace {
+
+// How the first `busy_fires` timer fires keep the loop busy for 30 ms.
+enum class Busy {
+  kSpinWall,  // spin until 30 ms of wall time passed
+  kSpinCpu,   // spin until this thread used 30 ms of CPU time (however long that takes on a busy machine)
+  kBlock,     // block in the kernel for 30 ms, using no CPU: what a descheduled loop looks like
+};
+
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+void keep_busy(Busy how) {
+  switch (how) {
+    case Busy::kSpinWall: {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      break;
+    }
+    case Busy::kSpinCpu: {
+      const double until = thread_cpu_ms() + 30;
+      while (thread_cpu_ms() < until) {
+      }
+      break;
+    }
+    case Busy::kBlock:
+      // The block is what is measured here, not a wait for another thread.
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      break;
+  }
+}
 
 struct Loop {
   uv_loop_t loop{};
@@ -19,7 +57,8 @@ struct Loop {
   LoopTurnMeter meter;
   std::vector<double> observed;
   int fired = 0;
-  int busy_fires = 0;  // fires that spin for 30 ms
+  int busy_fires = 0;  // fires that keep the loop busy for 30 ms
+  Busy busy_how = Busy::kSpinWall;
 
   Loop() : meter([this](double s) { observed.push_back(s); }) {
     EXPECT_EQ(uv_loop_init(&loop), 0);
@@ -40,11 +79,7 @@ struct Loop {
         &timer,
         [](uv_timer_t* h) {
           auto* self = static_cast<Loop*>(h->data);
-          if (self->fired++ < self->busy_fires) {
-            const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
-            while (std::chrono::steady_clock::now() < until) {
-            }
-          }
+          if (self->fired++ < self->busy_fires) keep_busy(self->busy_how);
           if (self->fired >= self->times) {
             uv_timer_stop(h);
             uv_prepare_stop(&self->prepare);
@@ -76,6 +111,31 @@ TEST(LoopTurnMeter, ABusyCallbackIsALongTurnAndWaitingIsNot) {
   double busy = 0;
   for (double v : l.observed) busy += v;
   EXPECT_GE(busy, 0.060);
+}
+
+TEST(LoopTurnMeter, ATurnThatBurnsCpuCountsOnCpu) {
+  Loop l;
+  l.busy_fires = 2;
+  l.busy_how = Busy::kSpinCpu;
+  l.run(6, 20);
+  const LoopTurnMeter::Stats& s = l.meter.stats();
+  EXPECT_GE(s.longest_cpu_ms, 30.0);
+  EXPECT_GE(s.longest_ms, s.longest_cpu_ms * 0.99);  // CPU time in a turn is part of its wall time
+  EXPECT_GE(s.over_10ms_on_cpu, 2u);
+  EXPECT_LE(s.over_10ms_on_cpu, s.over_10ms);
+}
+
+TEST(LoopTurnMeter, ATurnOffTheCpuIsLongButNotOnCpu) {
+  Loop l;
+  l.busy_fires = 2;
+  l.busy_how = Busy::kBlock;
+  l.run(6, 20);
+  const LoopTurnMeter::Stats& s = l.meter.stats();
+  EXPECT_GE(s.longest_ms, 30.0);
+  EXPECT_GE(s.over_10ms, 2u);
+  // Blocking used next to no CPU, however busy the machine is.
+  EXPECT_EQ(s.over_10ms_on_cpu, 0u);
+  EXPECT_LT(s.longest_cpu_ms, 10.0);
 }
 
 TEST(LoopTurnMeter, AnIdleLoopWaitsInPollAndItsTurnsAreShort) {
