@@ -72,6 +72,11 @@ struct PhaseRow {
   // from the probe's queueing. Empty when not read.
   std::string server_turns;
   double server_longest_ms = -1;
+  // The same turns in the loop thread's CPU time (INFO
+  // loop_turns_over_10ms_on_cpu during the phase, loop_longest_turn_cpu_ms
+  // since start): what is left once the kernel's descheduling is taken out.
+  std::string server_cpu_turns;
+  double server_longest_cpu_ms = -1;
 };
 
 std::string fmt(const char* format, double v) {
@@ -113,15 +118,33 @@ class CapacityRun {
               << std::endl;
   }
 
-  // Fills row.server_turns from INFO; `over_before` is the count of turns
-  // over 10 ms at the phase's start (updated to the count now).
-  void read_server_turns(const ServerRun& server, PhaseRow& row, std::int64_t& over_before) {
+  // Counts of the server's turns over 10 ms at a phase's start: busy wall
+  // time, and the loop thread's CPU time.
+  struct TurnCounts {
+    std::int64_t wall = 0;
+    std::int64_t cpu = 0;
+  };
+
+  TurnCounts turn_counts(const ServerRun& server) const {
+    return {server.info_field("loop_turns_over_10ms", o_.io_timeout).value_or(0),
+            server.info_field("loop_turns_over_10ms_on_cpu", o_.io_timeout).value_or(0)};
+  }
+
+  // Fills row.server_turns and row.server_cpu_turns from INFO; `before`
+  // holds the counts at the phase's start (updated to the counts now).
+  void read_server_turns(const ServerRun& server, PhaseRow& row, TurnCounts& before) {
     auto over = server.info_field("loop_turns_over_10ms", o_.io_timeout);
     auto longest = server.info_number("loop_longest_turn_ms", o_.io_timeout);
     if (!over || !longest) return;
-    row.server_turns = std::to_string(*over - over_before) + fmt(" (%.1f ms)", *longest);
+    row.server_turns = std::to_string(*over - before.wall) + fmt(" (%.1f ms)", *longest);
     row.server_longest_ms = *longest;
-    over_before = *over;
+    before.wall = *over;
+    auto over_cpu = server.info_field("loop_turns_over_10ms_on_cpu", o_.io_timeout);
+    auto longest_cpu = server.info_number("loop_longest_turn_cpu_ms", o_.io_timeout);
+    if (!over_cpu || !longest_cpu) return;
+    row.server_cpu_turns = std::to_string(*over_cpu - before.cpu) + fmt(" (%.1f ms)", *longest_cpu);
+    row.server_longest_cpu_ms = *longest_cpu;
+    before.cpu = *over_cpu;
   }
 
   void finish_probe(PhaseRow& row, StallProbe& probe) {
@@ -143,7 +166,7 @@ class CapacityRun {
     spec.extra_args.insert(spec.extra_args.end(), o_.server_args.begin(), o_.server_args.end());
     ServerRun server(spec);
     auto fail = [&](const std::string& phase, const std::string& why) {
-      PhaseRow r{n, phase, "-", 0, -1, {}, false, why, "", -1};
+      PhaseRow r{n, phase, "-", 0, -1, {}, false, why, "", -1, "", -1};
       progress(r);
       rows.push_back(std::move(r));
     };
@@ -154,7 +177,7 @@ class CapacityRun {
 
     // Idle: the probe's own noise floor on this machine.
     {
-      PhaseRow r{n, "idle (probe noise)", "", 0, -1, {}, false, "", "", -1};
+      PhaseRow r{n, "idle (probe noise)", "", 0, -1, {}, false, "", "", -1, "", -1};
       std::this_thread::sleep_for(std::chrono::seconds(2));  // the measured idle window
       r.rss = server.rss_bytes();
       finish_probe(r, probe);
@@ -163,13 +186,13 @@ class CapacityRun {
       rows.push_back(r);
     }
     std::uint64_t base_rss = server.rss_bytes();
-    std::int64_t turns_over = server.info_field("loop_turns_over_10ms", o_.io_timeout).value_or(0);
+    TurnCounts turns_over = turn_counts(server);
 
     // Open.
     auto snaps_before = server.info_field("snapshots_saved", o_.io_timeout).value_or(-1);
     auto opened = leasehold::bench::open_sessions(server.endpoint(), n, o_.ttl_ms, o_.open_connections,
                                                   o_.open_depth, deadline(), o_.io_timeout);
-    PhaseRow open{n, "open", "", server.rss_bytes(), -1, {}, false, opened.error, "", -1};
+    PhaseRow open{n, "open", "", server.rss_bytes(), -1, {}, false, opened.error, "", -1, "", -1};
     finish_probe(open, probe);
     // INFO runs on the loop too (and is slow with many sessions): only
     // between windows, with the probe stopped, and timed as its own row.
@@ -188,7 +211,7 @@ class CapacityRun {
     progress(open);
     rows.push_back(open);
     {
-      PhaseRow info{n, "one INFO", fmt("%.3f s round trip (on an idle server)", info_s), 0, -1, {}, true, "", "", -1};
+      PhaseRow info{n, "one INFO", fmt("%.3f s round trip (on an idle server)", info_s), 0, -1, {}, true, "", "", -1, "", -1};
       info.stalls.max_ms = info_s * 1000;  // the loop answers nobody else meanwhile
       if (info.stalls.max_ms > o_.stall_ms) info.stalls.over.push_back({0, info.stalls.max_ms});
       progress(info);
@@ -201,7 +224,7 @@ class CapacityRun {
     auto ka = leasehold::bench::keepalive_load(server.endpoint(), opened.ids, o_.keepalive_connections,
                                                o_.keepalive_threads, std::chrono::milliseconds(o_.keepalive_ms),
                                                o_.io_timeout);
-    PhaseRow kr{n, "keepalive", "", server.rss_bytes(), -1, {}, false, ka.error, "", -1};
+    PhaseRow kr{n, "keepalive", "", server.rss_bytes(), -1, {}, false, ka.error, "", -1, "", -1};
     finish_probe(kr, probe);
     read_server_turns(server, kr, turns_over);
     kr.result = fmt("%.0f keepalives/s", ka.per_s) + fmt(" from %.0f conns", o_.keepalive_connections) +
@@ -222,12 +245,12 @@ class CapacityRun {
       Clock::time_point t2 = Clock::now();
       if (auto s = probe.start(deadline()); !s) return fail("restart (" + how + ")", "stall probe: " + s.to_string());
       std::this_thread::sleep_for(std::chrono::milliseconds(o_.after_restart_ms));  // the measured window
-      PhaseRow rr{n, "restart (" + how + ")", "", server.rss_bytes(), -1, {}, false, "", "", -1};
+      PhaseRow rr{n, "restart (" + how + ")", "", server.rss_bytes(), -1, {}, false, "", "", -1, "", -1};
       finish_probe(rr, probe);
       probe.stop();  // INFO below: outside the window
       auto after = server.info_field("sessions", o_.io_timeout).value_or(-1);
       auto replayed = server.info_field("replayed_entries", o_.io_timeout).value_or(-1);
-      std::int64_t fresh_process = 0;  // a new process: its counters start at 0
+      TurnCounts fresh_process;  // a new process: its counters start at 0
       read_server_turns(server, rr, fresh_process);
       turns_over = fresh_process;
       rr.result = fmt("stop %.2f s", std::chrono::duration<double>(t1 - t0).count()) +
@@ -250,14 +273,15 @@ class CapacityRun {
 std::string format_rows(const std::vector<PhaseRow>& rows, double stall_ms) {
   std::vector<std::vector<std::string>> cells = {
       {"sessions", "phase", "result", "RSS", "RSS/session", "longest stall", "stalls > " + fmt("%.0f ms", stall_ms),
-       "server turns > 10 ms (longest so far)"}};
+       "server turns > 10 ms (longest so far)", "of them on CPU > 10 ms (longest so far)"}};
   std::vector<std::string> errors, evidence;
   for (const auto& r : rows) {
     cells.push_back({std::to_string(r.sessions), r.phase, r.result, mib(r.rss),
                      r.rss_per_session < 0 ? "-" : fmt("%.0f B", r.rss_per_session),
                      r.probed ? fmt("%.1f ms", r.stalls.max_ms) : "-",
                      r.probed ? std::to_string(r.stalls.over.size()) : "-",
-                     r.server_turns.empty() ? "-" : r.server_turns});
+                     r.server_turns.empty() ? "-" : r.server_turns,
+                     r.server_cpu_turns.empty() ? "-" : r.server_cpu_turns});
     if (!r.error.empty()) errors.push_back(std::to_string(r.sessions) + " " + r.phase + ": " + r.error);
     if (r.probed && !r.stalls.over.empty()) {
       evidence.push_back(std::to_string(r.sessions) + " " + r.phase + ": " + worst(r.stalls, 8));
@@ -322,6 +346,14 @@ std::string format_goals(const std::vector<PhaseRow>& rows, double stall_ms, con
   if (server_longest >= 0) {
     out << "  (the server's own meter, INFO loop_longest_turn_ms: longest turn " << fmt("%.1f ms", server_longest)
         << "; the probe's round trips also include queueing behind the load)\n";
+  }
+  double server_longest_cpu = -1;
+  for (const auto& r : rows) server_longest_cpu = std::max(server_longest_cpu, r.server_longest_cpu_ms);
+  if (server_longest_cpu >= 0) {
+    out << "  (in the loop thread's CPU time, INFO loop_longest_turn_cpu_ms: longest turn "
+        << fmt("%.1f ms", server_longest_cpu)
+        << "; a turn longer in wall time than in CPU time waited for a core: this machine runs the load's "
+           "threads on the same cores)\n";
   }
   return out.str();
 }
