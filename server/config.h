@@ -36,6 +36,10 @@ struct ServerConfig {
   // A connection that has not completed a command within this long after
   // connecting, or holds a partial frame this long, is closed. 0 disables.
   std::chrono::milliseconds idle_timeout{30'000};
+  // Loop time per turn for parsing and starting requests; connections read
+  // after it wait for a later turn, in arrival order (server/read_budget.h).
+  // 0 = no limit.
+  std::chrono::microseconds read_budget{2'000};
 
   // The durable revision record (embedded mode; node/revision_guard.h).
   bool recover_lost_log = false;       // --recover-lost-log

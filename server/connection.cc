@@ -4,6 +4,7 @@
 
 #include "server/args.h"
 #include "server/command_table.h"
+#include "server/read_budget.h"
 #include "server/read_gate.h"
 #include "server/server.h"
 
@@ -95,13 +96,38 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   } else {
     rbuf_.append(buf->base, static_cast<std::size_t>(nread));
   }
+  // Connections already wait for the budget (server/read_budget.h), or this
+  // turn has spent it: the bytes wait, unparsed, for a later turn.
+  if (awaiting_budget_) return;
+  const ReadBudget& budget = server_.read_budget();
+  if ((budget.waiting() || budget.spent()) && wait_for_budget()) return;
+  parse_available();
+  pump();
+}
+
+bool Connection::wait_for_budget() {
+  if (awaiting_budget_) return true;
+  if (!server_.read_budget().defer(weak_from_this())) return false;
+  awaiting_budget_ = true;
+  update_reading();  // stops reading: a client that keeps sending meets TCP back-pressure
+  return true;
+}
+
+void Connection::resume_parsing() {
+  if (closed_ || !awaiting_budget_) return;
+  awaiting_budget_ = false;
   parse_available();
   pump();
 }
 
 void Connection::parse_available() {
   const ServerConfig& cfg = server_.config();
-  while (!stop_parsing_ && !closed_ && queue_.size() < cfg.max_pipeline && rpos_ < rbuf_.size()) {
+  std::size_t parsed_here = 0;
+  while (!stop_parsing_ && !closed_ && !awaiting_budget_ && queue_.size() < cfg.max_pipeline &&
+         rpos_ < rbuf_.size()) {
+    // At least one request per call (progress), then only within this turn's budget.
+    if (parsed_here != 0 && server_.read_budget().spent() && wait_for_budget()) break;
+    ++parsed_here;
     resp::ParseOutcome o = parser_.parse(std::string_view(rbuf_).substr(rpos_));
     rpos_ += o.consumed;
     if (o.status == resp::ParseStatus::kNeedMore) break;
@@ -196,7 +222,8 @@ void Connection::pump() {
     repump_ = false;
     run_ready();
     if (closed_) break;
-    if (!stop_parsing_ && queue_.size() < server_.config().max_pipeline && rbuf_.size() > rpos_) {
+    if (!stop_parsing_ && !awaiting_budget_ && queue_.size() < server_.config().max_pipeline &&
+        rbuf_.size() > rpos_) {
       const std::uint64_t before = requests_parsed_;
       parse_available();
       if (requests_parsed_ != before) repump_ = true;
@@ -366,7 +393,7 @@ void Connection::on_write(uv_write_t* req, int status) {
 
 void Connection::update_reading() {
   if (closed_) return;
-  const bool want = !stop_parsing_ && queue_.size() < server_.config().max_pipeline;
+  const bool want = !stop_parsing_ && !awaiting_budget_ && queue_.size() < server_.config().max_pipeline;
   auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
   if (want && !reading_) {
     const int rc = uv_read_start(

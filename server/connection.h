@@ -11,6 +11,9 @@
 //     uncommitted writes (so `RELEASE` + `ACQUIRE ... WAIT` sent together
 //     share one group commit), but it is a barrier: nothing
 //     behind it starts until it is answered (like BLPOP).
+// Fairness: a turn of the loop parses requests only for its read budget
+// (server/read_budget.h); a connection read after that keeps its bytes,
+// stops reading and is resumed in a later turn, in arrival order.
 // Limits: at most max_pipeline queued requests (then reading pauses), at
 // most max_output_bytes of unsent output (then the client is disconnected),
 // a framing error is answered with "-ERR Protocol error: ..." and the
@@ -112,6 +115,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Server& server() const { return server_; }
   bool blocked() const;
 
+  // ReadBudget::run() only: parses what waited for a later turn's budget
+  // (server/read_budget.h), starts it and reads again.
+  void resume_parsing();
+
   // libuv glue.
   void on_read(ssize_t nread, const uv_buf_t* buf);
 
@@ -126,7 +133,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool blocking = false;
   };
 
+  // Parses buffered requests: at least one, then while this turn's read
+  // budget lasts (the rest waits for a later turn: wait_for_budget()).
   void parse_available();
+  // Queues this connection in the server's ReadBudget and stops reading
+  // until it is resumed. False when the budget is off (parse now).
+  bool wait_for_budget();
   void enqueue(resp::Value request);
   void enqueue_done(std::string bytes);
   // Starts what may start, writes what is answered, parses what is buffered;
@@ -172,6 +184,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool pumping_ = false;
   bool repump_ = false;
   bool pump_deferred_ = false;  // added to the server's DeferredPumps, not yet run
+  bool awaiting_budget_ = false;  // queued in the server's ReadBudget: not parsing, not reading
   std::uint64_t requests_parsed_ = 0;  // frames taken off rbuf_ (progress for pump)
 
   bool ever_completed_ = false;

@@ -66,7 +66,7 @@ std::string peer_name(uv_tcp_t* tcp) {
 
 }  // namespace
 
-Server::Server(ServerConfig config) : config_(std::move(config)) {}
+Server::Server(ServerConfig config) : config_(std::move(config)), read_budget_(config_.read_budget) {}
 
 Server::~Server() {
   if (handles_open_) {
@@ -179,6 +179,7 @@ Status Server::start() {
     static_cast<Server*>(h->data)->begin_shutdown("stop requested");
   });
   stop_async_.data = this;
+  read_budget_.open(&loop_);
   handles_open_ = true;
 
   uv_prepare_start(&prepare_, [](uv_prepare_t* h) {
@@ -186,6 +187,7 @@ Status Server::start() {
     self->deferred_pumps_.run();  // what timers, pending callbacks and closes answered
     self->flush_audit_history();  // what was applied without a reply (a standby, expiries)
     self->loop_turns_.on_turn(&self->loop_);
+    self->read_budget_.new_turn();
     self->arm_node_timer();
   });
   uv_check_start(&check_, [](uv_check_t* h) {
@@ -543,6 +545,7 @@ void Server::close_loop_handles() {
     deferred_pumps_.run();  // from here on connections pump at once (defer_pump)
     uv_close(as_handle(&prepare_), nullptr);
     uv_close(as_handle(&check_), nullptr);
+    read_budget_.close();
     node_timer_.close();
     uv_close(as_handle(&idle_timer_), nullptr);
     uv_close(as_handle(&sigint_), nullptr);

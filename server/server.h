@@ -50,6 +50,7 @@
 #include "server/config.h"
 #include "server/data_dir_lock.h"
 #include "server/deferred_pumps.h"
+#include "server/read_budget.h"
 #include "server/loop_executor.h"
 #include "server/loop_turn_meter.h"
 #include "server/observability.h"
@@ -114,6 +115,11 @@ class Server {
   std::string listen_address() const;
   // Metrics, audit history and the HTTP listener (server/observability.h).
   Observability& observability() { return *obs_; }
+
+  // How much of a loop turn goes to parsing requests, and the connections
+  // waiting for a later turn (server/read_budget.h).
+  ReadBudget& read_budget() { return read_budget_; }
+  const ReadBudget& read_budget() const { return read_budget_; }
 
   // Pumps `conn` later in this loop phase (server/deferred_pumps.h). False
   // (nothing queued) while the loop's handles are closed: pump it now.
@@ -219,6 +225,7 @@ class Server {
   uv_prepare_t prepare_{};
   uv_check_t check_{};
   DeferredPumps deferred_pumps_;  // run from prepare_ and check_
+  ReadBudget read_budget_;        // its turn begins in prepare_
   LoopTurnMeter loop_turns_;
   PreciseTimer node_timer_;                  // the node's next timer deadline
   std::optional<node::TimePoint> node_timer_at_;  // what node_timer_ is armed for

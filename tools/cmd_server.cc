@@ -34,6 +34,7 @@ struct ServerFlags {
   std::uint64_t commit_linger_us = 200;
   std::uint64_t enqueue_defer_us = 5000;
   std::uint64_t apply_step_us = 2000;
+  std::uint64_t read_budget_us = 2000;
   std::uint64_t append_timeout_ms = 3000;
   std::uint64_t etcd_startup_wait_ms = 10'000;
   std::uint64_t long_hold_ms = 60'000;
@@ -156,6 +157,7 @@ void run_server(ServerFlags& flags) {
     cfg.tls.auth_clients = *auth;
   }
   cfg.idle_timeout = std::chrono::milliseconds(flags.idle_timeout_ms);
+  cfg.read_budget = std::chrono::microseconds(flags.read_budget_us);
   cfg.cluster.etcd_timeout = std::chrono::milliseconds(flags.etcd_timeout_ms);
   cfg.node.commit_linger = std::chrono::microseconds(flags.commit_linger_us);
   cfg.node.enqueue_defer = std::chrono::microseconds(flags.enqueue_defer_us);
@@ -247,6 +249,7 @@ void register_server(CLI::App& app) {
   cmd->add_option("--max-output-bytes", c.max_output_bytes, "Unsent reply bytes per client before it is disconnected")->group(proto)->capture_default_str();
   cmd->add_option("--max-pipeline", c.max_pipeline, "Unanswered requests per client before reading pauses")->group(proto)->capture_default_str();
   cmd->add_option("--idle-timeout-ms", flags->idle_timeout_ms, "Close clients that send no complete command (or hold a partial one) this long; 0 = never")->group(proto)->capture_default_str();
+  cmd->add_option("--read-budget-us", flags->read_budget_us, "Loop time per turn for parsing and starting requests; clients read after it wait for a later turn, in arrival order (0 = no limit)")->group(proto)->capture_default_str()->check(CLI::Range(0, 1'000'000));
 
   auto* node = "Log, batching and snapshots";
   cmd->add_option("--max-batch-commands", c.node.max_batch_commands, "Commands per group commit")->group(node)->capture_default_str();

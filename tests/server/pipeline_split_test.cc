@@ -24,9 +24,11 @@ std::string command(std::initializer_list<std::string_view> args) {
   return frame;
 }
 
-class PipelineSplit : public ::testing::Test {
+// Each test runs with the default read budget and with a 1 us one
+// (server/read_budget.h: nearly every request then waits for a later turn).
+class PipelineSplit : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { ASSERT_TRUE(server_.start(dir_.file("data"))); }
+  void SetUp() override { ASSERT_TRUE(server_.start(dir_.file("data"), {"--read-budget-us", GetParam()})); }
   RespClient client() {
     RespClient c = server_.client();
     EXPECT_TRUE(c.connected());
@@ -46,7 +48,7 @@ class PipelineSplit : public ::testing::Test {
   ServerProcess server_;
 };
 
-TEST_F(PipelineSplit, WriteThenReadThenPartialInlineFrame) {
+TEST_P(PipelineSplit, WriteThenReadThenPartialInlineFrame) {
   RespClient c = client();
   ASSERT_TRUE(c.send_raw("SET a b\r\nGET a\r\nP"));
   EXPECT_EQ(*c.read(), Value::simple("OK"));
@@ -54,7 +56,7 @@ TEST_F(PipelineSplit, WriteThenReadThenPartialInlineFrame) {
   expect_alive(c, "ING\r\n");
 }
 
-TEST_F(PipelineSplit, SessionOpenThenPingThenPartialArray) {
+TEST_P(PipelineSplit, SessionOpenThenPingThenPartialArray) {
   RespClient c = client();
   ASSERT_TRUE(c.send_raw("SESSION.OPEN 1000\r\nPING\r\n*"));
   EXPECT_EQ(c.read()->type, Type::kInteger);
@@ -62,7 +64,7 @@ TEST_F(PipelineSplit, SessionOpenThenPingThenPartialArray) {
   expect_alive(c, "1\r\n$4\r\nPING\r\n");
 }
 
-TEST_F(PipelineSplit, BlockedWaitWithPingAndPartialFrameBehindIt) {
+TEST_P(PipelineSplit, BlockedWaitWithPingAndPartialFrameBehindIt) {
   RespClient holder = client(), waiter = client();
   const std::string sa = std::to_string(holder.call({"SESSION.OPEN", "60000"}).integer);
   const std::string sb = std::to_string(waiter.call({"SESSION.OPEN", "60000"}).integer);
@@ -84,7 +86,7 @@ TEST_F(PipelineSplit, BlockedWaitWithPingAndPartialFrameBehindIt) {
 
 // What redis-py sends for a pipeline of 2,000 SET/GET pairs with 200-byte
 // values: one large write that TCP delivers in pieces, so frames are split.
-TEST_F(PipelineSplit, LongPipelineOfWritesAndReads) {
+TEST_P(PipelineSplit, LongPipelineOfWritesAndReads) {
   RespClient c = client();
   const std::string value(200, 'v');
   std::string bytes;
@@ -110,7 +112,7 @@ TEST_F(PipelineSplit, LongPipelineOfWritesAndReads) {
 // sent in two parts, split at every byte. The replies to the frames complete
 // in the first part are read before the second part is sent, so the server
 // always holds the partial frame while the earlier commands are in flight.
-TEST_F(PipelineSplit, EverySplitPointOfAMixedPipeline) {
+TEST_P(PipelineSplit, EverySplitPointOfAMixedPipeline) {
   const std::string pipeline = "SET s v\r\n" + command({"GET", "s"}) + command({"SESSION.OPEN", "60000"}) +
                                "PING\r\n" + command({"SET", "t", "w", "NX", "PX", "60000"}) + command({"PTTL", "t"}) +
                                command({"DEL", "t"}) + "ECHO done\r\n";
@@ -154,7 +156,7 @@ long long clients_number(RespClient& c, const std::string& key) {
   return at == std::string::npos ? -1 : std::stoll(info.substr(at + key.size() + 1));
 }
 
-TEST_F(PipelineSplit, RepliesOfOneCommitGoOutInOneWritePerConnection) {
+TEST_P(PipelineSplit, RepliesOfOneCommitGoOutInOneWritePerConnection) {
   // 500 pipelined SESSION.OPENs are answered by a few group commits. Each
   // commit's replies used to be written one write(2) each (~500 writes);
   // now the connection is pumped once per loop phase (server/deferred_pumps.h).
@@ -188,6 +190,11 @@ TEST_F(PipelineSplit, RepliesOfOneCommitGoOutInOneWritePerConnection) {
   // replies in between (the two INFOs answered after the first count was taken).
   EXPECT_LE(writes, commits + steps + 2) << "writes " << writes << ", commits " << commits << ", steps " << steps;
 }
+
+INSTANTIATE_TEST_SUITE_P(ReadBudget, PipelineSplit, ::testing::Values("2000", "1"),
+                         [](const ::testing::TestParamInfo<const char*>& budget) {
+                           return std::string("Us") + budget.param;
+                         });
 
 }  // namespace
 }  // namespace leasehold::testing

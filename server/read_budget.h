@@ -1,0 +1,86 @@
+// server/read_budget.h: how much of one event-loop turn goes to parsing and
+// starting client requests, and the connections whose requests wait for a
+// later turn (in arrival order).
+//
+// Why: with 1,000 clients ready at once, one turn used to parse and start
+// all of their requests (~15 us each): a 15-40 ms turn in which no timer
+// fired, no commit completion was taken and no new connection was
+// accepted. With a budget, a turn parses requests until it has been busy for
+// `budget` (the busy time the LoopTurnMeter measures: wall time since the
+// turn began minus the time spent waiting in poll), and the connections read
+// after that keep their bytes unparsed, stop reading (so a client that keeps
+// sending meets TCP back-pressure, and nothing it sends is lost) and queue
+// here. The next turns resume them in FIFO order before reading anyone new:
+// a connection read while others wait queues behind them, whatever the
+// budget. A client's request waits as long as it would have in one long
+// turn; the loop stays responsive meanwhile.
+//
+// Progress: each turn resumes at least one waiting connection and each
+// resumed connection parses at least one request, spent budget or not.
+// While connections wait, the idle handle keeps poll from blocking.
+//
+// Off when the budget is 0 (spent() and waiting() are always false): every
+// read is parsed at once, as before.
+//
+// Use: open() with the loop (the LoopTurnMeter must have enabled its idle-time
+// metric), new_turn() from the prepare handle (right before poll), spent()
+// and defer() from connections, close() at shutdown (then defer() refuses:
+// parse at once).
+// Ownership: holds weak references to connections. Thread-safety: loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+
+namespace leasehold::server {
+
+class Connection;
+
+class ReadBudget {
+ public:
+  struct Stats {
+    std::uint64_t deferred = 0;  // times a connection's requests waited for a later turn
+    std::uint64_t waiting = 0;   // connections waiting now
+  };
+
+  explicit ReadBudget(std::chrono::nanoseconds budget) : budget_ns_(static_cast<std::uint64_t>(budget.count())) {}
+  ReadBudget(const ReadBudget&) = delete;
+  ReadBudget& operator=(const ReadBudget&) = delete;
+
+  // Opens the idle handle on `loop` (the object must not move afterwards).
+  void open(uv_loop_t* loop);
+  // Closes the idle handle and forgets the waiting connections; defer()
+  // refuses from now on. Idempotent.
+  void close();
+
+  // A new turn begins after the coming poll (the prepare handle).
+  void new_turn();
+  // True when this turn has been busy for the budget or longer.
+  bool spent() const;
+  // True when connections wait: a newly read connection must queue behind them.
+  bool waiting() const { return !queue_.empty(); }
+  // Queues `connection` to be resumed (Connection::resume_parsing) in a later
+  // turn. False (nothing queued) when the budget is off or closed: parse now.
+  bool defer(std::weak_ptr<Connection> connection);
+
+  Stats stats() const { return Stats{deferred_, queue_.size()}; }
+
+ private:
+  void run();  // idle callback: resumes waiting connections
+
+  std::uint64_t budget_ns_;
+  uv_loop_t* loop_ = nullptr;
+  uv_idle_t idle_{};
+  bool open_ = false;
+  bool idle_active_ = false;
+  std::uint64_t turn_start_ns_ = 0;   // uv_hrtime() at new_turn()
+  std::uint64_t turn_idle_ns_ = 0;    // uv_metrics_idle_time() then
+  std::deque<std::weak_ptr<Connection>> queue_;
+  std::uint64_t deferred_ = 0;
+};
+
+}  // namespace leasehold::server
