@@ -36,8 +36,10 @@ struct ServerConfig {
   // A connection that has not completed a command within this long after
   // connecting, or holds a partial frame this long, is closed. 0 disables.
   std::chrono::milliseconds idle_timeout{30'000};
-  // Loop time per turn for parsing and starting requests; connections read
-  // after it wait for a later turn, in arrival order (server/read_budget.h).
+  // Loop time per turn for serving reads (parsing, starting requests and
+  // writing the replies ready at once; applying commits has its own budget,
+  // NodeOptions::apply_step): connections read after it wait for a later
+  // turn, in arrival order (server/read_budget.h).
   // 0 = no limit.
   std::chrono::microseconds read_budget{2'000};
 

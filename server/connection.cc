@@ -99,8 +99,9 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   // Connections already wait for the budget (server/read_budget.h), or this
   // turn has spent it: the bytes wait, unparsed, for a later turn.
   if (awaiting_budget_) return;
-  const ReadBudget& budget = server_.read_budget();
+  ReadBudget& budget = server_.read_budget();
   if ((budget.waiting() || budget.spent()) && wait_for_budget()) return;
+  const ReadBudget::Meter meter(budget);
   parse_available();
   pump();
 }
@@ -116,12 +117,14 @@ bool Connection::wait_for_budget() {
 void Connection::resume_parsing() {
   if (closed_ || !awaiting_budget_) return;
   awaiting_budget_ = false;
+  const ReadBudget::Meter meter(server_.read_budget());
   parse_available();
   pump();
 }
 
 void Connection::parse_available() {
   const ServerConfig& cfg = server_.config();
+  const ReadBudget::Meter meter(server_.read_budget());  // charged once when nested
   std::size_t parsed_here = 0;
   while (!stop_parsing_ && !closed_ && !awaiting_budget_ && queue_.size() < cfg.max_pipeline &&
          rpos_ < rbuf_.size()) {

@@ -20,17 +20,23 @@ void ReadBudget::close() {
   uv_close(reinterpret_cast<uv_handle_t*>(&idle_), nullptr);
 }
 
-void ReadBudget::new_turn() {
-  if (budget_ns_ == 0 || !open_) return;
-  turn_start_ns_ = uv_hrtime();
-  turn_idle_ns_ = uv_metrics_idle_time(loop_);
+ReadBudget::Meter::Meter(ReadBudget& budget) : budget_(nullptr) {
+  if (budget.budget_ns_ == 0 || budget.meter_start_ns_ != 0) return;
+  budget_ = &budget;
+  budget.meter_start_ns_ = uv_hrtime();
+}
+
+ReadBudget::Meter::~Meter() {
+  if (budget_ == nullptr) return;
+  budget_->charged_ns_ += uv_hrtime() - budget_->meter_start_ns_;
+  budget_->meter_start_ns_ = 0;
 }
 
 bool ReadBudget::spent() const {
-  if (budget_ns_ == 0 || !open_ || turn_start_ns_ == 0) return false;
-  const std::uint64_t wall = uv_hrtime() - turn_start_ns_;
-  const std::uint64_t waited = uv_metrics_idle_time(loop_) - turn_idle_ns_;
-  return wall > waited && wall - waited >= budget_ns_;
+  if (budget_ns_ == 0 || !open_) return false;
+  std::uint64_t charged = charged_ns_;
+  if (meter_start_ns_ != 0) charged += uv_hrtime() - meter_start_ns_;
+  return charged >= budget_ns_;
 }
 
 bool ReadBudget::defer(std::weak_ptr<Connection> connection) {
@@ -45,12 +51,11 @@ bool ReadBudget::defer(std::weak_ptr<Connection> connection) {
 }
 
 void ReadBudget::run() {
-  // Only the connections queued before this run: one that queues again
-  // (its budget ran out mid-buffer) waits for the next turn, behind them.
-  std::size_t left = queue_.size();
+  // FIFO while the budget lasts; a connection that spends the rest of it
+  // mid-buffer queues again at the back (and the run ends). At least one
+  // connection per run, whatever the budget.
   bool resumed_one = false;
-  while (left > 0 && !queue_.empty() && open_ && (!resumed_one || !spent())) {
-    --left;
+  while (!queue_.empty() && open_ && (!resumed_one || !spent())) {
     std::shared_ptr<Connection> connection = queue_.front().lock();
     queue_.pop_front();
     if (!connection || connection->closed()) continue;

@@ -2,18 +2,24 @@
 // starting client requests, and the connections whose requests wait for a
 // later turn (in arrival order).
 //
-// Why: with 1,000 clients ready at once, one turn used to parse and start
-// all of their requests (~15 us each): a 15-40 ms turn in which no timer
-// fired, no commit completion was taken and no new connection was
-// accepted. With a budget, a turn parses requests until it has been busy for
-// `budget` (the busy time the LoopTurnMeter measures: wall time since the
-// turn began minus the time spent waiting in poll), and the connections read
-// after that keep their bytes unparsed, stop reading (so a client that keeps
-// sending meets TCP back-pressure, and nothing it sends is lost) and queue
-// here. The next turns resume them in FIFO order before reading anyone new:
-// a connection read while others wait queues behind them, whatever the
-// budget. A client's request waits as long as it would have in one long
+// Why: with 1,000 clients ready at once, one turn used to parse, start and
+// answer all of their requests (~15 us each): a 15-40 ms turn in which no
+// timer fired, no commit completion was taken and no new connection was
+// accepted. With a budget, a turn serves reads until the time charged to
+// serving them (Meter: parsing, starting requests and writing the replies
+// that are ready at once, measured with uv_hrtime) reaches `budget`; the
+// connections read after that keep their bytes unparsed, stop reading (so
+// a client that keeps sending meets TCP back-pressure, and nothing it sends
+// is lost) and queue here. Later turns resume them in FIFO order before
+// anyone new is served: a connection read while others wait queues behind
+// them, and one whose slice ran out mid-buffer queues again at the back.
+// A client's request waits about as long as it would have in one long
 // turn; the loop stays responsive meanwhile.
+//
+// Only serving reads is charged: applying committed batches has its own
+// budget (--apply-step-us, node/), so a turn that applies a 2 ms step still
+// serves 2 ms of reads, and a small request (a PING) behind pipelining
+// clients waits for their slices, not for one slice per turn.
 //
 // Progress: each turn resumes at least one waiting connection and each
 // resumed connection parses at least one request, spent budget or not.
@@ -22,9 +28,9 @@
 // Off when the budget is 0 (spent() and waiting() are always false): every
 // read is parsed at once, as before.
 //
-// Use: open() with the loop (the LoopTurnMeter must have enabled its idle-time
-// metric), new_turn() from the prepare handle (right before poll), spent()
-// and defer() from connections, close() at shutdown (then defer() refuses:
+// Use: open() with the loop, new_turn() from the prepare handle (right
+// before poll), a Meter around the work of serving a read, spent() and
+// defer() from connections, close() at shutdown (then defer() refuses:
 // parse at once).
 // Ownership: holds weak references to connections. Thread-safety: loop thread only.
 #pragma once
@@ -57,9 +63,22 @@ class ReadBudget {
   // refuses from now on. Idempotent.
   void close();
 
+  // Charges the time from its construction to its destruction to this
+  // turn. Nested meters charge once (the outermost).
+  class Meter {
+   public:
+    explicit Meter(ReadBudget& budget);
+    ~Meter();
+    Meter(const Meter&) = delete;
+    Meter& operator=(const Meter&) = delete;
+
+   private:
+    ReadBudget* budget_;  // null when nested or the budget is off
+  };
+
   // A new turn begins after the coming poll (the prepare handle).
-  void new_turn();
-  // True when this turn has been busy for the budget or longer.
+  void new_turn() { charged_ns_ = 0; }
+  // True when this turn has charged the budget or more (a running Meter counts).
   bool spent() const;
   // True when connections wait: a newly read connection must queue behind them.
   bool waiting() const { return !queue_.empty(); }
@@ -77,8 +96,8 @@ class ReadBudget {
   uv_idle_t idle_{};
   bool open_ = false;
   bool idle_active_ = false;
-  std::uint64_t turn_start_ns_ = 0;   // uv_hrtime() at new_turn()
-  std::uint64_t turn_idle_ns_ = 0;    // uv_metrics_idle_time() then
+  std::uint64_t charged_ns_ = 0;      // this turn's charged time, closed meters
+  std::uint64_t meter_start_ns_ = 0;  // uv_hrtime() when the running meter began; 0 = none
   std::deque<std::weak_ptr<Connection>> queue_;
   std::uint64_t deferred_ = 0;
 };
