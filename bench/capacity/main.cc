@@ -77,6 +77,9 @@ struct PhaseRow {
   // since start): what is left once the kernel's descheduling is taken out.
   std::string server_cpu_turns;
   double server_longest_cpu_ms = -1;
+  // Keepalive phase: the mean round trip that queueing alone gives at the
+  // measured rate (Little's law: clients in line / completions per second).
+  double queueing_floor_ms = -1;
 };
 
 std::string fmt(const char* format, double v) {
@@ -130,21 +133,26 @@ class CapacityRun {
             server.info_field("loop_turns_over_10ms_on_cpu", o_.io_timeout).value_or(0)};
   }
 
-  // Fills row.server_turns and row.server_cpu_turns from INFO; `before`
-  // holds the counts at the phase's start (updated to the counts now).
+  // One pair of INFO fields: "count since the phase's start (longest so
+  // far)" into `text` and `longest`; `before` is the count at the phase's
+  // start, updated to the count now. Leaves all three alone if INFO fails.
+  void read_turn_field(const ServerRun& server, const char* count_field, const char* longest_field,
+                       std::int64_t& before, std::string& text, double& longest) {
+    auto count = server.info_field(count_field, o_.io_timeout);
+    auto max_ms = server.info_number(longest_field, o_.io_timeout);
+    if (!count || !max_ms) return;
+    text = std::to_string(*count - before) + fmt(" (%.1f ms)", *max_ms);
+    longest = *max_ms;
+    before = *count;
+  }
+
+  // Fills row.server_turns (busy wall time) and row.server_cpu_turns (the
+  // loop thread's CPU time) from INFO.
   void read_server_turns(const ServerRun& server, PhaseRow& row, TurnCounts& before) {
-    auto over = server.info_field("loop_turns_over_10ms", o_.io_timeout);
-    auto longest = server.info_number("loop_longest_turn_ms", o_.io_timeout);
-    if (!over || !longest) return;
-    row.server_turns = std::to_string(*over - before.wall) + fmt(" (%.1f ms)", *longest);
-    row.server_longest_ms = *longest;
-    before.wall = *over;
-    auto over_cpu = server.info_field("loop_turns_over_10ms_on_cpu", o_.io_timeout);
-    auto longest_cpu = server.info_number("loop_longest_turn_cpu_ms", o_.io_timeout);
-    if (!over_cpu || !longest_cpu) return;
-    row.server_cpu_turns = std::to_string(*over_cpu - before.cpu) + fmt(" (%.1f ms)", *longest_cpu);
-    row.server_longest_cpu_ms = *longest_cpu;
-    before.cpu = *over_cpu;
+    read_turn_field(server, "loop_turns_over_10ms", "loop_longest_turn_ms", before.wall, row.server_turns,
+                    row.server_longest_ms);
+    read_turn_field(server, "loop_turns_over_10ms_on_cpu", "loop_longest_turn_cpu_ms", before.cpu,
+                    row.server_cpu_turns, row.server_longest_cpu_ms);
   }
 
   void finish_probe(PhaseRow& row, StallProbe& probe) {
@@ -229,6 +237,8 @@ class CapacityRun {
     read_server_turns(server, kr, turns_over);
     kr.result = fmt("%.0f keepalives/s", ka.per_s) + fmt(" from %.0f conns", o_.keepalive_connections) +
                 fmt(" (RTT p50 %.2f ms", ka.p50_ms) + fmt(", p99 %.2f ms)", ka.p99_ms);
+    // Every connection (and the probe) always has one request in line.
+    if (ka.per_s > 0) kr.queueing_floor_ms = (o_.keepalive_connections + 1) / ka.per_s * 1e3;
     progress(kr);
     rows.push_back(kr);
 
@@ -330,22 +340,40 @@ std::string format_goals(const std::vector<PhaseRow>& rows, double stall_ms, con
   } else {
     out << "  10M sessions under 1.5 GB RSS: n/a (no clean 10M open phase)\n";
   }
-  double longest = 0;
-  std::string where = "-";
-  for (const auto& r : rows) {
-    if (!r.probed || r.phase.rfind("idle", 0) == 0) continue;
-    if (r.stalls.max_ms > longest) {
-      longest = r.stalls.max_ms;
-      where = std::to_string(r.sessions) + " " + r.phase;
-    }
-  }
-  out << "  no event-loop stall over " << fmt("%.0f ms", stall_ms) << ": longest " << fmt("%.1f ms", longest)
-      << " (" << where << ") -> " << (longest <= stall_ms ? "met" : "NOT met") << '\n';
+  // The stall goal is judged on the server's own meter: a turn of its
+  // event loop is a stall (no timer, accept or other client meanwhile). The
+  // probe's round trip also holds its wait in line behind the load, which
+  // at saturation is queueing (printed beside it), not a stall.
   double server_longest = -1;
   for (const auto& r : rows) server_longest = std::max(server_longest, r.server_longest_ms);
   if (server_longest >= 0) {
-    out << "  (the server's own meter, INFO loop_longest_turn_ms: longest turn " << fmt("%.1f ms", server_longest)
-        << "; the probe's round trips also include queueing behind the load)\n";
+    out << "  no event-loop stall over " << fmt("%.0f ms", stall_ms)
+        << " (the server's meter, INFO loop_longest_turn_ms, every phase): longest turn "
+        << fmt("%.1f ms", server_longest) << " -> " << (server_longest <= stall_ms ? "met" : "NOT met") << '\n';
+  } else {
+    out << "  no event-loop stall over " << fmt("%.0f ms", stall_ms) << ": n/a (INFO unreadable)\n";
+  }
+  double longest = 0, longest_quiet = 0;
+  std::string where = "-", where_quiet = "-";
+  for (const auto& r : rows) {
+    if (!r.probed || r.phase.rfind("idle", 0) == 0) continue;
+    const std::string name = std::to_string(r.sessions) + " " + r.phase;
+    if (r.stalls.max_ms > longest) {
+      longest = r.stalls.max_ms;
+      where = name;
+    }
+    if (r.queueing_floor_ms < 0 && r.stalls.max_ms > longest_quiet) {
+      longest_quiet = r.stalls.max_ms;
+      where_quiet = name;
+    }
+  }
+  out << "  the probe's longest PING round trip: " << fmt("%.1f ms", longest) << " (" << where << ")"
+      << "; outside the keepalive phases " << fmt("%.1f ms", longest_quiet) << " (" << where_quiet << ")\n";
+  for (const auto& r : rows) {
+    if (r.queueing_floor_ms < 0) continue;
+    out << "  limit: " << r.sessions << " keepalive: every connection and the probe always have one request in "
+        << "line, so the mean round trip is at least " << fmt("%.1f ms", r.queueing_floor_ms)
+        << " (Little's law: clients / keepalives per second; queueing at saturation, not a stall)\n";
   }
   double server_longest_cpu = -1;
   for (const auto& r : rows) server_longest_cpu = std::max(server_longest_cpu, r.server_longest_cpu_ms);
