@@ -113,12 +113,17 @@ TEST(LoopTurnMeter, ABusyCallbackIsALongTurnAndWaitingIsNot) {
   EXPECT_GE(busy, 0.060);
 }
 
-TEST(LoopTurnMeter, ATurnThatBurnsCpuCountsOnCpu) {
+// Six turns, two of them busy for 30 ms each in the way `how` says.
+LoopTurnMeter::Stats two_busy_turns(Busy how) {
   Loop l;
   l.busy_fires = 2;
-  l.busy_how = Busy::kSpinCpu;
+  l.busy_how = how;
   l.run(6, 20);
-  const LoopTurnMeter::Stats& s = l.meter.stats();
+  return l.meter.stats();
+}
+
+TEST(LoopTurnMeter, ATurnThatBurnsCpuCountsOnCpu) {
+  const LoopTurnMeter::Stats s = two_busy_turns(Busy::kSpinCpu);
   EXPECT_GE(s.longest_cpu_ms, 30.0);
   EXPECT_GE(s.longest_ms, s.longest_cpu_ms * 0.99);  // CPU time in a turn is part of its wall time
   EXPECT_GE(s.over_10ms_on_cpu, 2u);
@@ -126,11 +131,7 @@ TEST(LoopTurnMeter, ATurnThatBurnsCpuCountsOnCpu) {
 }
 
 TEST(LoopTurnMeter, ATurnOffTheCpuIsLongButNotOnCpu) {
-  Loop l;
-  l.busy_fires = 2;
-  l.busy_how = Busy::kBlock;
-  l.run(6, 20);
-  const LoopTurnMeter::Stats& s = l.meter.stats();
+  const LoopTurnMeter::Stats s = two_busy_turns(Busy::kBlock);
   EXPECT_GE(s.longest_ms, 30.0);
   EXPECT_GE(s.over_10ms, 2u);
   // Blocking used next to no CPU, however busy the machine is.
