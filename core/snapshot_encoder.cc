@@ -207,10 +207,14 @@ std::string SnapshotEncoder::join(std::vector<std::string> pieces) {
     crc = snapshot_crc(p, crc);
     out += p;
   }
+  out += trailer(crc);
+  return out;
+}
+
+std::string SnapshotEncoder::trailer(std::uint32_t crc) {
   ByteWriter tail;
   tail.u32_fixed(crc);
-  out += tail.buffer();
-  return out;
+  return tail.take();
 }
 
 std::string encode_snapshot(const CoreState& s) {

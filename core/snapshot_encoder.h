@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/byte_io.h"
@@ -56,9 +57,16 @@ class SnapshotEncoder {
   // done() (asserted). Leaves the encoder empty.
   std::vector<std::string> finish();
 
+  // The pieces finished so far, in order (the rest come from later calls
+  // and finish()). Leaves them out of the encoder.
+  std::vector<std::string> take_pieces() { return std::exchange(pieces_, {}); }
+
   // The pieces concatenated, with the checksum appended: the bytes
   // StateMachine::restore() reads. Pure; any thread.
   static std::string join(std::vector<std::string> pieces);
+  // The bytes that follow the last piece: the checksum of all of them
+  // (snapshot_crc folded over the pieces). Pure.
+  static std::string trailer(std::uint32_t crc);
 
  private:
   Revision through_;            // the revision at begin: no later session is in the image

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/assert.h"
+#include "core/snapshot_format.h"
 #include "core/state.h"
 
 namespace leasehold::core {
@@ -207,6 +208,17 @@ std::vector<std::string> StateMachine::finish_snapshot() {
 }
 
 void StateMachine::abandon_snapshot() { s_->encoder.reset(); }
+
+std::vector<std::string> StateMachine::take_snapshot_pieces() {
+  LEASEHOLD_ASSERT(s_->encoder != nullptr, "take_snapshot_pieces without begin_snapshot");
+  return s_->encoder->take_pieces();
+}
+
+std::uint32_t StateMachine::snapshot_checksum(std::string_view piece, std::uint32_t crc) {
+  return detail::snapshot_crc(piece, crc);
+}
+
+std::string StateMachine::snapshot_trailer(std::uint32_t crc) { return detail::SnapshotEncoder::trailer(crc); }
 
 std::string StateMachine::join_snapshot(std::vector<std::string> pieces) {
   return detail::SnapshotEncoder::join(std::move(pieces));

@@ -172,6 +172,14 @@ class StateMachine {
   std::vector<std::string> finish_snapshot();
   void abandon_snapshot();
   static std::string join_snapshot(std::vector<std::string> pieces);
+  // To stream the image instead of joining it: take_snapshot_pieces()
+  // between steps hands over the pieces finished so far (finish_snapshot()
+  // then hands over the rest); the image is every piece in order followed by
+  // snapshot_trailer(crc), where crc is snapshot_checksum() folded over the
+  // pieces from 0: join_snapshot(p) == p[0] + ... + p[n-1] + that trailer.
+  std::vector<std::string> take_snapshot_pieces();
+  static std::uint32_t snapshot_checksum(std::string_view piece, std::uint32_t crc);
+  static std::string snapshot_trailer(std::uint32_t crc);
   // Rebuilds a state machine; kCorruption on a bad checksum, version or layout.
   static Result<StateMachine> restore(std::string_view bytes, Limits limits = {});
 

@@ -82,6 +82,22 @@ class Log {
   // A failed save leaves the previous snapshot and the entries intact.
   virtual void save_snapshot(LogIndex index, std::string bytes, StatusDone done) = 0;
 
+  // Streamed snapshots (optional): the same as save_snapshot(index, <the
+  // pieces concatenated>, done), for an image produced piece by piece, so it
+  // is never whole in memory. Only where streams_snapshots() is true (the
+  // embedded backend); elsewhere calling them is a programming error
+  // (asserted). At most one stream at a time, and no save_snapshot() during
+  // it. begin_snapshot_stream(index) starts one; add_snapshot_piece() queues
+  // the next bytes (written on the log's thread, in order with appends);
+  // finish_snapshot_stream(done) stores it durably and runs `done` as
+  // save_snapshot() does, with the first error of any piece;
+  // abandon_snapshot_stream() drops it (nothing stored, no callback).
+  virtual bool streams_snapshots() const { return false; }
+  virtual void begin_snapshot_stream(LogIndex index);
+  virtual void add_snapshot_piece(std::string bytes);
+  virtual void finish_snapshot_stream(StatusDone done);
+  virtual void abandon_snapshot_stream();
+
   // The latest snapshot, or nullopt if none was ever saved. Synchronous.
   // Errors: kCorruption (checksum/format; the message names the file or
   // key), kIoError.

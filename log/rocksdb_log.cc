@@ -9,7 +9,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -53,13 +55,19 @@ class RocksLog final : public Log {
   void append(std::string batch, AppendDone done) override;
   Status read(LogIndex from, const Visitor& visit) override;
   void save_snapshot(LogIndex index, std::string bytes, StatusDone done) override;
+  bool streams_snapshots() const override { return true; }
+  void begin_snapshot_stream(LogIndex index) override;
+  void add_snapshot_piece(std::string bytes) override;
+  void finish_snapshot_stream(StatusDone done) override;
+  void abandon_snapshot_stream() override;
   Result<std::optional<Snapshot>> load_snapshot() override;
   Position position() const override { return {first_.load(), last_.load(), snapshot_.load()}; }
   std::string describe() const override { return "rocksdb " + options_.dir; }
 
  private:
+  enum class Kind { kAppend, kSnapshot, kStreamBegin, kStreamPiece, kStreamFinish, kStreamAbandon };
   struct Task {
-    bool is_append = true;
+    Kind kind = Kind::kAppend;
     bool reject = false;  // a second append while one was in flight
     LogIndex index = 0;   // snapshot index
     std::string bytes;
@@ -73,6 +81,10 @@ class RocksLog final : public Log {
   void writer_loop();
   Result<LogIndex> do_append(const std::string& batch);
   Status do_snapshot(LogIndex index, const std::string& bytes);
+  // Checks a snapshot's index and writes its file (`write`), then truncates
+  // the entries it covers and removes the previous snapshot file.
+  Status store_snapshot(LogIndex index, const std::function<Status()>& write);
+  void do_stream(Task& task);
   std::string db_dir() const { return options_.dir + "/rocksdb"; }
 
   const RocksLogOptions options_;
@@ -83,6 +95,11 @@ class RocksLog final : public Log {
   std::optional<Snapshot> opened_snapshot_;  // verified at open, handed out once
   std::atomic<int> appends_in_flight_{0};
   Status failed_;  // writer thread only: set after a failed write, never cleared
+  // The snapshot stream (writer thread only): its file, and its first error.
+  bool stream_open_ = false;       // loop thread: a stream was begun and not finished
+  LogIndex stream_index_ = 0;
+  std::unique_ptr<SnapshotFileWriter> stream_file_;
+  Status stream_failed_;
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -203,7 +220,7 @@ void RocksLog::enqueue(Task task) {
 
 void RocksLog::append(std::string batch, AppendDone done) {
   Task task;
-  task.is_append = true;
+  task.kind = Kind::kAppend;
   task.reject = appends_in_flight_.fetch_add(1) > 0;
   task.bytes = std::move(batch);
   task.append_done = std::move(done);
@@ -211,12 +228,80 @@ void RocksLog::append(std::string batch, AppendDone done) {
 }
 
 void RocksLog::save_snapshot(LogIndex index, std::string bytes, StatusDone done) {
+  LEASEHOLD_ASSERT(!stream_open_, "save_snapshot({}) during a snapshot stream", index);
   Task task;
-  task.is_append = false;
+  task.kind = Kind::kSnapshot;
   task.index = index;
   task.bytes = std::move(bytes);
   task.snapshot_done = std::move(done);
   enqueue(std::move(task));
+}
+
+void RocksLog::begin_snapshot_stream(LogIndex index) {
+  LEASEHOLD_ASSERT(!stream_open_, "a second snapshot stream (at {})", index);
+  stream_open_ = true;
+  Task task;
+  task.kind = Kind::kStreamBegin;
+  task.index = index;
+  enqueue(std::move(task));
+}
+
+void RocksLog::add_snapshot_piece(std::string bytes) {
+  LEASEHOLD_ASSERT(stream_open_, "a snapshot piece without a stream");
+  Task task;
+  task.kind = Kind::kStreamPiece;
+  task.bytes = std::move(bytes);
+  enqueue(std::move(task));
+}
+
+void RocksLog::finish_snapshot_stream(StatusDone done) {
+  LEASEHOLD_ASSERT(stream_open_, "finishing a snapshot stream that was not begun");
+  stream_open_ = false;
+  Task task;
+  task.kind = Kind::kStreamFinish;
+  task.snapshot_done = std::move(done);
+  enqueue(std::move(task));
+}
+
+void RocksLog::abandon_snapshot_stream() {
+  if (!stream_open_) return;
+  stream_open_ = false;
+  Task task;
+  task.kind = Kind::kStreamAbandon;
+  enqueue(std::move(task));
+}
+
+void RocksLog::do_stream(Task& task) {
+  switch (task.kind) {
+    case Kind::kStreamBegin: {
+      stream_index_ = task.index;
+      stream_failed_ = Status::ok();
+      auto file = SnapshotFileWriter::create(options_.dir, task.index);
+      if (file) {
+        stream_file_ = std::move(file).value();
+      } else {
+        stream_failed_ = file.status();
+      }
+      return;
+    }
+    case Kind::kStreamPiece:
+      if (stream_failed_.is_ok() && stream_file_) stream_failed_ = stream_file_->append(task.bytes);
+      return;
+    case Kind::kStreamFinish: {
+      Status st = stream_failed_;
+      if (st.is_ok()) st = store_snapshot(stream_index_, [this] { return stream_file_->finish(); });
+      stream_file_.reset();  // removes the .tmp unless finish() renamed it
+      if (task.snapshot_done) task.snapshot_done(std::move(st));
+      return;
+    }
+    case Kind::kStreamAbandon:
+      stream_file_.reset();
+      return;
+    case Kind::kAppend:
+    case Kind::kSnapshot:
+      break;
+  }
+  LEASEHOLD_ASSERT(false, "not a stream task");
 }
 
 void RocksLog::writer_loop() {
@@ -229,15 +314,17 @@ void RocksLog::writer_loop() {
       task = std::move(queue_.front());
       queue_.pop_front();
     }
-    if (task.is_append) {
+    if (task.kind == Kind::kAppend) {
       Result<LogIndex> result =
           task.reject ? Result<LogIndex>(ErrorCode::kInternal, "append while another append is in flight")
                       : do_append(task.bytes);
       appends_in_flight_.fetch_sub(1);
       if (task.append_done) task.append_done(std::move(result));
-    } else {
+    } else if (task.kind == Kind::kSnapshot) {
       Status st = do_snapshot(task.index, task.bytes);
       if (task.snapshot_done) task.snapshot_done(std::move(st));
+    } else {
+      do_stream(task);
     }
   }
 }
@@ -277,12 +364,16 @@ Result<LogIndex> RocksLog::do_append(const std::string& batch) {
 }
 
 Status RocksLog::do_snapshot(LogIndex index, const std::string& bytes) {
+  return store_snapshot(index, [&] { return write_snapshot_file(options_.dir, index, bytes); });
+}
+
+Status RocksLog::store_snapshot(LogIndex index, const std::function<Status()>& write) {
   if (index <= snapshot_.load() || index > last_.load()) {
     return Status(ErrorCode::kInvalidArgument,
                   "snapshot index " + std::to_string(index) + " outside (" +
                       std::to_string(snapshot_.load()) + ", " + std::to_string(last_.load()) + "]");
   }
-  if (Status st = write_snapshot_file(options_.dir, index, bytes); !st) return st;
+  if (Status st = write(); !st) return st;
   const LogIndex previous = snapshot_.exchange(index);
   // The new snapshot is durable: entries <= index and the old file may go.
   const LogIndex first = first_.load();

@@ -1,7 +1,13 @@
 #include "log/snapshot_file.h"
 
-#include <cstdio>
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "log/durable_file.h"
@@ -20,6 +26,17 @@ std::uint32_t snapshot_crc(std::string_view index_and_length, std::string_view p
   return crc32_update(crc32_update(0, index_and_length), payload);
 }
 
+std::string header_fields(LogIndex index, std::uint64_t length) {
+  std::string fields;
+  put_u64_le(fields, index);
+  put_u64_le(fields, length);
+  return fields;
+}
+
+Status io_error(const std::string& what, const std::string& path) {
+  return Status(ErrorCode::kIoError, what + " " + path + ": " + std::strerror(errno));
+}
+
 }  // namespace
 
 std::string snapshot_path(const std::string& dir, LogIndex index) {
@@ -31,15 +48,81 @@ std::string snapshot_path(const std::string& dir, LogIndex index) {
 Status write_snapshot_file(const std::string& dir, LogIndex index, std::string_view bytes) {
   const std::string path = snapshot_path(dir, index);
   std::string header(kMagic);
-  std::string fields;
-  put_u64_le(fields, index);
-  put_u64_le(fields, bytes.size());
+  const std::string fields = header_fields(index, bytes.size());
   header += fields;
   put_u32_le(header, snapshot_crc(fields, bytes));
 
   std::string image = header;
   image.append(bytes);
   return replace_file_durably(path, image);
+}
+
+Result<std::unique_ptr<SnapshotFileWriter>> SnapshotFileWriter::create(const std::string& dir, LogIndex index) {
+  std::string path = snapshot_path(dir, index);
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error("create", tmp);
+  std::unique_ptr<SnapshotFileWriter> writer(new SnapshotFileWriter(std::move(path), index, fd));
+  // The header's place; finish() writes it.
+  if (Status st = writer->append(std::string(kHeaderBytes, '\0')); !st) return st;
+  writer->length_ = 0;
+  writer->payload_crc_ = 0;
+  return writer;
+}
+
+SnapshotFileWriter::SnapshotFileWriter(std::string path, LogIndex index, int fd)
+    : path_(std::move(path)), index_(index), fd_(fd) {}
+
+SnapshotFileWriter::~SnapshotFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!path_.empty()) ::unlink((path_ + ".tmp").c_str());
+}
+
+Status SnapshotFileWriter::append(std::string_view bytes) {
+  if (!failed_) return failed_;
+  const std::string tmp = path_ + ".tmp";
+  std::string_view left = bytes;
+  while (!left.empty()) {
+    const ssize_t n = ::write(fd_, left.data(), left.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      failed_ = io_error("write", tmp);
+      return failed_;
+    }
+    left.remove_prefix(static_cast<std::size_t>(n));
+  }
+  length_ += bytes.size();
+  payload_crc_ = crc32_update(payload_crc_, bytes);
+  return Status::ok();
+}
+
+Status SnapshotFileWriter::finish() {
+  if (!failed_) return failed_;
+  const std::string tmp = path_ + ".tmp";
+  const std::string fields = header_fields(index_, length_);
+  std::string header(kMagic);
+  header += fields;
+  const uLong crc = ::crc32_combine(crc32_update(0, fields), payload_crc_, static_cast<z_off_t>(length_));
+  put_u32_le(header, static_cast<std::uint32_t>(crc));
+  std::string_view left = header;
+  off_t at = 0;
+  while (!left.empty()) {
+    const ssize_t n = ::pwrite(fd_, left.data(), left.size(), at);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return failed_ = io_error("write header of", tmp);
+    }
+    left.remove_prefix(static_cast<std::size_t>(n));
+    at += n;
+  }
+  if (::fsync(fd_) != 0) return failed_ = io_error("fsync", tmp);
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) return failed_ = io_error("close", tmp);
+  if (::rename(tmp.c_str(), path_.c_str()) != 0) return failed_ = io_error("rename to " + path_, tmp);
+  const std::string dir = std::filesystem::path(path_).parent_path().string();
+  path_.clear();  // renamed: nothing to remove
+  return sync_directory(dir.empty() ? "." : dir);
 }
 
 Result<Snapshot> read_snapshot_file(const std::string& path, LogIndex expected_index) {

@@ -7,9 +7,18 @@
 // directory fsynced, so a crash leaves either the old or the new snapshot
 // (plus at most a stray .tmp, removed on open).
 //
-// Errors name the file. Thread-safety: free functions on distinct files.
+// SnapshotFileWriter writes the same file from pieces that arrive over time
+// (so the image is never whole in memory): the payload goes to the .tmp
+// behind a header left blank, and finish() fills in the header, whose length
+// and checksum are known only then (the checksum of the payload is combined
+// with that of the header fields: zlib's crc32_combine).
+//
+// Errors name the file. Thread-safety: free functions on distinct files; a
+// SnapshotFileWriter is used by one thread at a time.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +34,37 @@ std::string snapshot_path(const std::string& dir, LogIndex index);
 
 // Writes the snapshot durably (see above). kIoError naming the file.
 Status write_snapshot_file(const std::string& dir, LogIndex index, std::string_view bytes);
+
+// Writes snapshot <index> in <dir> piece by piece. Ownership: owns the .tmp
+// file until finish() renames it; destroying an unfinished writer (or one
+// whose finish() failed) closes and removes the .tmp.
+class SnapshotFileWriter {
+ public:
+  // Creates "<snapshot_path>.tmp". kIoError naming it.
+  static Result<std::unique_ptr<SnapshotFileWriter>> create(const std::string& dir, LogIndex index);
+  ~SnapshotFileWriter();
+  SnapshotFileWriter(const SnapshotFileWriter&) = delete;
+  SnapshotFileWriter& operator=(const SnapshotFileWriter&) = delete;
+
+  // Appends the next bytes of the payload. kIoError naming the .tmp; after
+  // an error every later call fails too.
+  Status append(std::string_view bytes);
+  // Writes the header, fsyncs, renames into place and fsyncs the directory:
+  // the same file write_snapshot_file() writes for the concatenated pieces.
+  // kIoError naming the file.
+  Status finish();
+  std::uint64_t payload_bytes() const { return length_; }
+
+ private:
+  SnapshotFileWriter(std::string path, LogIndex index, int fd);
+
+  std::string path_;  // the final name; the .tmp is path_ + ".tmp"
+  LogIndex index_;
+  int fd_;
+  std::uint64_t length_ = 0;
+  std::uint32_t payload_crc_ = 0;
+  Status failed_;
+};
 
 // Reads and verifies one snapshot file; `expected_index` is the index in its
 // name. kCorruption naming the file on a bad magic, length, index or checksum;

@@ -321,6 +321,11 @@ void Node::Impl::maybe_snapshot() {
   // commands, which the image at snapshot_index_ never sees.
   state_.begin_snapshot();
   snapshot_index_ = applied_index_;
+  snapshot_streaming_ = log_->streams_snapshots();
+  if (snapshot_streaming_) {
+    snapshot_stream_crc_ = 0;
+    log_->begin_snapshot_stream(snapshot_index_);
+  }
   step_snapshot();
 }
 
@@ -328,15 +333,30 @@ void Node::Impl::step_snapshot() {
   if (!state_.snapshot_in_progress()) {
     // reset_to_snapshot() replaced the state: that image is gone, and the
     // new state has its own log position. Not a failure.
+    if (snapshot_streaming_) log_->abandon_snapshot_stream();
+    snapshot_streaming_ = false;
     snapshot_in_flight_ = false;
     maybe_finish_shutdown();
     return;
   }
   if (!state_.snapshot_step(std::max<std::size_t>(options_.snapshot_step_sessions, 1))) {
+    if (snapshot_streaming_) stream_snapshot_pieces(state_.take_snapshot_pieces());
     post_guarded([](Impl& self) { self.step_snapshot(); });
     return;
   }
   std::vector<std::string> pieces = state_.finish_snapshot();
+  if (snapshot_streaming_) {
+    stream_snapshot_pieces(std::move(pieces));
+    log_->add_snapshot_piece(core::StateMachine::snapshot_trailer(snapshot_stream_crc_));
+    snapshot_streaming_ = false;
+    // Written and fsynced on the log thread, like save_snapshot().
+    log_->finish_snapshot_stream([weak = weak_from_this(), post = post_](Status st) {
+      post([weak, st = std::move(st)]() mutable {
+        if (auto self = weak.lock()) self->on_snapshot_saved(std::move(st));
+      });
+    });
+    return;
+  }
   std::size_t bytes = 0;
   for (const std::string& piece : pieces) bytes += piece.size();
   if (bytes < kJoinOnLoopBytes) {
@@ -353,6 +373,14 @@ void Node::Impl::step_snapshot() {
       if (auto self = weak.lock()) self->save_snapshot(index, std::move(joined));
     });
   });
+}
+
+void Node::Impl::stream_snapshot_pieces(std::vector<std::string> pieces) {
+  for (std::string& piece : pieces) {
+    if (piece.empty()) continue;
+    snapshot_stream_crc_ = core::StateMachine::snapshot_checksum(piece, snapshot_stream_crc_);
+    log_->add_snapshot_piece(std::move(piece));
+  }
 }
 
 bool Node::Impl::snapshot_in_child() {

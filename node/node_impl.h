@@ -113,6 +113,11 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   // Snapshots.
   bool snapshot_in_flight_ = false;
   log::LogIndex snapshot_index_ = 0;  // the index of the image being encoded in steps
+  // When the log streams snapshots (log::Log::streams_snapshots()), each
+  // step's pieces go to it at once, so the image is never whole in memory;
+  // the checksum of the pieces streamed so far.
+  bool snapshot_streaming_ = false;
+  std::uint32_t snapshot_stream_crc_ = 0;
   // An image smaller than this is joined on the loop (cheaper than a thread).
   static constexpr std::size_t kJoinOnLoopBytes = 4U << 20;
   // Waits for a snapshot child (NodeOptions::snapshot_in_child), or joins a
@@ -224,6 +229,8 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   // Encodes the next NodeOptions::snapshot_step_sessions sessions of the
   // image begun by maybe_snapshot(); posts itself again until it is done.
   void step_snapshot();
+  // Streams `pieces` to the log (snapshot_streaming_).
+  void stream_snapshot_pieces(std::vector<std::string> pieces);
   // Hands an encoded snapshot at `index` to the log (or fails it).
   void save_snapshot(log::LogIndex index, Result<std::string> bytes);
   void on_snapshot_saved(Status status);
