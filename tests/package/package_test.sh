@@ -35,6 +35,9 @@ need_file() { [[ -f $1 ]] || fail "missing $1"; }
 run_as=()
 start_server() {
   local bin=$1 log=$2; shift 2
+  # Created here, not by the background redirect: that one may not have run
+  # yet when the loop below first reads the log (seen on a busy machine).
+  : >"$log"
   "${run_as[@]}" "$bin" server "$@" --listen 127.0.0.1:0 >"$log" 2>&1 &
   server_pid=$!
   local deadline=$((SECONDS + 60))
