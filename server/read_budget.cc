@@ -6,7 +6,6 @@ namespace leasehold::server {
 
 void ReadBudget::open(uv_loop_t* loop) {
   if (open_) return;
-  loop_ = loop;
   uv_idle_init(loop, &idle_);
   idle_.data = this;
   open_ = true;

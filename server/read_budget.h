@@ -92,7 +92,6 @@ class ReadBudget {
   void run();  // idle callback: resumes waiting connections
 
   std::uint64_t budget_ns_;
-  uv_loop_t* loop_ = nullptr;
   uv_idle_t idle_{};
   bool open_ = false;
   bool idle_active_ = false;
