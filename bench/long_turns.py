@@ -11,8 +11,20 @@ the turn applied commands, grew a table, encoded a snapshot or page-faulted.
 
   perf probe -x build/leasehold --add \
       'turn=_ZN9leasehold6server13LoopTurnMeter7on_turnEP9uv_loop_s'
-  perf record -a -g -F 2000 -e cpu-clock -e probe_leasehold:turn -o perf.data -- sleep 10
-  perf script -F tid,time,event,ip,sym -i perf.data | bench/long_turns.py [--min-ms 10]
+  perf record -p <server pid> --call-graph dwarf,8192 -e cpu-clock/period=2500000/ \
+      -e probe_leasehold:turn/call-graph=no/ -o perf.data -- sleep 10
+  perf script -F tid,time,event,ip,sym -i perf.data | bench/long_turns.py --freq 400 [--min-ms 10]
+
+Set the sampling rate on cpu-clock's own period (2,500,000 ns of the
+thread's CPU = 400 samples/s, hence --freq 400), never with perf record's
+-F or -c: those apply to every event, the probe included, which then
+records only some of its hits (at most ~F per second), so two consecutive
+hits no longer bound one turn and busy stretches of many turns read as one
+long turn. Without them a tracepoint or uprobe records every hit. Check
+that the count of hits is plausible (perf report --stats): every turn is
+one, tens of thousands per second on a busy server. The server's own meter
+(INFO loop_longest_turn_ms and loop_longest_turn_cpu_ms) is the check on
+this script's longest turn.
 
 Without the probe's hits it falls back to busy stretches: runs of samples
 with gaps under --gap-ms. That only finds turns when the loop sleeps in
@@ -25,7 +37,10 @@ import sys
 
 # On every stack of the loop thread: says nothing about a turn.
 GENERIC = {"_start", "main", "__libc_start_main", "__libc_start_call_main", "uv_run", "[unknown]"}
-HEADER = re.compile(r"^\s*(\d+)\s+(\d+\.\d+):\s*(?:([\w:.-]+):)?\s*$")
+# "tid time: [event:] [ip sym]": the event is named when there are several
+# (it may carry terms: cpu-clock/period=2500000/); a sample without a call
+# graph (the probe, call-graph=no) has its one frame on the same line.
+HEADER = re.compile(r"^\s*(\d+)\s+(\d+\.\d+):(?:\s+(\S+):)?(?:\s+[0-9a-f]+\s.*)?\s*$")
 FRAME = re.compile(r"^\s+[0-9a-f]+\s+(.+?)\s*$")
 
 
@@ -86,7 +101,7 @@ def report(title, stretch, top):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--min-ms", type=float, default=10.0, help="report turns with at least this much CPU")
-    parser.add_argument("--freq", type=float, default=2000.0, help="the sampling rate of perf record -F")
+    parser.add_argument("--freq", type=float, default=400.0, help="cpu-clock samples per second of CPU (1e9 / its period in ns)")
     parser.add_argument("--marker", default="probe_leasehold:turn", help="the uprobe event of on_turn")
     parser.add_argument("--gap-ms", type=float, default=2.0, help="without markers: a gap this long ends a stretch")
     parser.add_argument("--top", type=int, default=12, help="functions per turn")
