@@ -189,8 +189,11 @@ BENCHMARK(BM_SnapshotRestore)->Unit(benchmark::kMillisecond);
 void BM_SnapshotLongestPause(benchmark::State& state) {
   using Clock = std::chrono::steady_clock;
   const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
-  StateMachine sm;
+  Limits limits;
+  limits.max_sessions = static_cast<std::size_t>(state.range(0));
+  StateMachine sm(limits);
   for (std::int64_t i = 0; i < state.range(0); ++i) open(sm);
+  if (sm.session_count() != static_cast<std::size_t>(state.range(0))) state.SkipWithError("sessions refused");
   const Clock::time_point whole_start = Clock::now();
   const std::size_t whole_bytes = sm.snapshot().size();
   const double whole_ms = ms(Clock::now() - whole_start);
@@ -239,7 +242,7 @@ void BM_OpenLongestApply(benchmark::State& state) {
 }
 BENCHMARK(BM_OpenLongestApply)->Arg(1'000'000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
-BENCHMARK(BM_SnapshotLongestPause)->Arg(1'000'000)->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SnapshotLongestPause)->Arg(1'000'000)->Arg(10'000'000)->Iterations(3)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace leasehold::core

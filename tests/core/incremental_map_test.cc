@@ -114,5 +114,30 @@ TEST(IncrementalMap, AMovedFromMapIsEmptyAndUsable) {
   EXPECT_FALSE(b.contains(500));
 }
 
+// The prefetch hints read the map and change nothing: on an empty map, for
+// absent keys and for keys in buckets split meanwhile, the contents and the
+// address of every value stay as they were.
+TEST(IncrementalMap, PrefetchHintsChangeNothing) {
+  IncrementalMap<std::uint64_t, std::uint64_t> map;
+  map.prefetch_slot(7);
+  map.prefetch_chain(7);
+  EXPECT_TRUE(map.empty());
+  std::map<std::uint64_t, const std::uint64_t*> where;
+  for (std::uint64_t k = 0; k < 5000; ++k) {
+    where[k] = &map[k];
+    map[k] = k * 3;
+    map.prefetch_slot(k + 1);   // absent yet
+    map.prefetch_chain(k / 2);  // present, maybe in a bucket just split
+    map.prefetch_chain(k + 1'000'000);
+  }
+  ASSERT_EQ(map.size(), 5000U);
+  for (const auto& [k, address] : where) {
+    const auto found = map.find(k);
+    ASSERT_NE(found, map.end());
+    EXPECT_EQ(&found->second, address);
+    EXPECT_EQ(found->second, k * 3);
+  }
+}
+
 }  // namespace
 }  // namespace leasehold
