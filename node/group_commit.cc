@@ -339,7 +339,15 @@ void Node::Impl::step_snapshot() {
     maybe_finish_shutdown();
     return;
   }
-  if (!state_.snapshot_step(std::max<std::size_t>(options_.snapshot_step_sessions, 1))) {
+  ++snapshot_steps_;
+  const std::size_t chunk = std::max<std::size_t>(options_.snapshot_step_sessions, 1);
+  const auto started = std::chrono::steady_clock::now();
+  bool done = state_.snapshot_step(chunk);
+  while (!done && options_.snapshot_step.count() > 0 &&
+         std::chrono::steady_clock::now() - started < options_.snapshot_step) {
+    done = state_.snapshot_step(chunk);
+  }
+  if (!done) {
     if (snapshot_streaming_) stream_snapshot_pieces(state_.take_snapshot_pieces());
     post_guarded([](Impl& self) { self.step_snapshot(); });
     return;
@@ -465,6 +473,7 @@ NodeStats Node::Impl::stats() const {
   s.pending_proposals = queued_.size() + in_flight_.commands.size() + unwritten_commands_ + unapplied_commands_;
   s.apply_steps_deferred = apply_steps_deferred_;
   s.snapshots_saved = snapshots_saved_;
+  s.snapshot_steps = snapshot_steps_;
   s.snapshot_error = last_snapshot_error_;
   s.replayed_entries = replayed_entries_;
   s.timed_sessions = timers_.session_count();

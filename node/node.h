@@ -102,9 +102,9 @@ struct NodeOptions {
   // one that came due meanwhile starts when it finishes.
   std::uint64_t snapshot_every_commands = 100'000;
   std::uint64_t snapshot_every_bytes = 64u << 20;
-  // Where a snapshot is encoded. false: on the loop thread, in steps of
-  // snapshot_step_sessions sessions (core/state_machine.h, begin_snapshot):
-  // the loop serves clients and applies commands between the steps, and a
+  // Where a snapshot is encoded. false: on the loop thread, in steps
+  // (snapshot_step below; core/state_machine.h, begin_snapshot): the loop
+  // serves clients and applies commands between the steps, and a
   // session changed before its step is copied first; only the locks and
   // keys are encoded in one go, at the start. true: in
   // a forked child (node/snapshot_child.h) that encodes a copy-on-write image
@@ -117,9 +117,16 @@ struct NodeOptions {
   // test VM: ~95 us per page) it made the loop slower than encoding in place
   // (docs/log-and-node.md, "Snapshots").
   bool snapshot_in_child = false;
-  // Sessions encoded per step of an in-place snapshot (about 1-2 ms each on
-  // this project's test VM at 10,000).
-  std::size_t snapshot_step_sessions = 10'000;
+  // STEPS OF AN IN-PLACE SNAPSHOT. Sessions are encoded in chunks of
+  // snapshot_step_sessions. snapshot_step = 0: one chunk per loop task.
+  // Otherwise a task encodes chunks until about this much loop time has
+  // passed (checked after each chunk), then posts the rest. A fixed count
+  // was the wrong bound: a session costs ~0.1 us at 100k sessions but
+  // ~0.8 us at 10M (a cache and TLB miss per lookup), so 10,000 sessions
+  // per step held the loop 8 ms at 10M (bench/RESULTS.md run 16). The
+  // server's default is 2 ms (--snapshot-step-us).
+  std::size_t snapshot_step_sessions = 1'000;
+  std::chrono::nanoseconds snapshot_step{0};
   // A timer proposal (ExpireSession/TimeoutWait/Tick) that failed with a
   // retryable error is proposed again after this long.
   std::chrono::milliseconds timer_retry{100};
@@ -204,6 +211,7 @@ struct NodeStats {
   std::size_t pending_proposals = 0;    // queued + in flight + committed not yet applied
   std::uint64_t apply_steps_deferred = 0; // apply steps run in a later loop turn (NodeOptions::apply_step)
   std::uint64_t snapshots_saved = 0;    // since open
+  std::uint64_t snapshot_steps = 0;     // loop tasks that encoded part of an in-place snapshot, since open
   Status snapshot_error;                // the last snapshot's failure; OK once one succeeds again
   std::uint64_t replayed_entries = 0;   // log entries replayed at open
   std::size_t timed_sessions = 0;       // sessions with a running expiry timer

@@ -132,6 +132,7 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   std::uint64_t batches_committed_ = 0;
   std::uint64_t commands_committed_ = 0;
   std::uint64_t snapshots_saved_ = 0;
+  std::uint64_t snapshot_steps_ = 0;
   std::uint64_t replayed_entries_ = 0;
 
   // Cluster mode (node_cluster.cc).
@@ -226,8 +227,9 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   // Encodes the state (at applied_index_) in a forked child; false if the
   // fork failed (then nothing started).
   bool snapshot_in_child();
-  // Encodes the next NodeOptions::snapshot_step_sessions sessions of the
-  // image begun by maybe_snapshot(); posts itself again until it is done.
+  // Encodes the next part of the image begun by maybe_snapshot() (chunks of
+  // NodeOptions::snapshot_step_sessions for up to NodeOptions::snapshot_step
+  // of loop time); posts itself again until it is done.
   void step_snapshot();
   // Streams `pieces` to the log (snapshot_streaming_).
   void stream_snapshot_pieces(std::vector<std::string> pieces);

@@ -34,6 +34,7 @@ struct ServerFlags {
   std::uint64_t commit_linger_us = 200;
   std::uint64_t enqueue_defer_us = 5000;
   std::uint64_t apply_step_us = 2000;
+  std::uint64_t snapshot_step_us = 2000;
   std::uint64_t read_budget_us = 2000;
   std::uint64_t append_timeout_ms = 3000;
   std::uint64_t etcd_startup_wait_ms = 10'000;
@@ -162,6 +163,7 @@ void run_server(ServerFlags& flags) {
   cfg.node.commit_linger = std::chrono::microseconds(flags.commit_linger_us);
   cfg.node.enqueue_defer = std::chrono::microseconds(flags.enqueue_defer_us);
   cfg.node.apply_step = std::chrono::microseconds(flags.apply_step_us);
+  cfg.node.snapshot_step = std::chrono::microseconds(flags.snapshot_step_us);
   cfg.cluster.append_timeout = std::chrono::milliseconds(flags.append_timeout_ms);
   cfg.cluster.startup_wait = std::chrono::milliseconds(flags.etcd_startup_wait_ms);
   cfg.long_hold = std::chrono::milliseconds(flags.long_hold_ms);
@@ -257,6 +259,7 @@ void register_server(CLI::App& app) {
   cmd->add_option("--commit-linger-us", flags->commit_linger_us, "After a commit, wait up to this long for the clients just answered before starting the next one (0 = off)")->group(node)->capture_default_str()->check(CLI::Range(0, 100'000));
   cmd->add_option("--enqueue-defer-us", flags->enqueue_defer_us, "A blocking acquire that must queue is written with the next commit (usually the release that frees the lock) or after this long, instead of a commit of its own (0 = off)")->group(node)->capture_default_str()->check(CLI::Range(0, 1'000'000));
   cmd->add_option("--apply-step-us", flags->apply_step_us, "A committed batch is applied and answered in steps of about this much loop time, serving other clients between steps (0 = a batch at once)")->group(node)->capture_default_str()->check(CLI::Range(0, 1'000'000));
+  cmd->add_option("--snapshot-step-us", flags->snapshot_step_us, "A snapshot encoded on the loop thread is encoded in steps of about this much loop time, serving clients between steps (0 = 1,000 sessions per step)")->group(node)->capture_default_str()->check(CLI::Range(0, 1'000'000));
   cmd->add_option("--max-pending-proposals", c.node.max_pending_proposals, "Queued + in-flight writes before refusing")->group(node)->capture_default_str();
   cmd->add_option("--snapshot-every-commands", c.node.snapshot_every_commands, "Snapshot after this many commands (0 = off)")->group(node)->capture_default_str();
   cmd->add_option("--snapshot-every-bytes", c.node.snapshot_every_bytes, "Snapshot after this many log bytes (0 = off)")->group(node)->capture_default_str();

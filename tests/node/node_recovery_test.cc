@@ -150,6 +150,33 @@ TEST(NodeRecovery, ASnapshotEncodedInStepsIsItsIndexsStateThoughCommandsAppliedB
   EXPECT_NE(image, at_index_20);
 }
 
+// The step budget (NodeOptions::snapshot_step) bounds the loop time of one
+// task, not the sessions: with a budget no chunk can exhaust, one task
+// encodes the whole image; with one every chunk exhausts (1 ns), each task
+// encodes one chunk, as with no budget.
+TEST(NodeRecovery, ASnapshotStepEncodesChunksUntilItsLoopTimeIsSpent) {
+  const auto steps_for = [](std::chrono::nanoseconds budget) {
+    NodeOptions options;
+    options.snapshot_every_commands = 20;
+    options.snapshot_step_sessions = 5;
+    options.snapshot_step = budget;
+    NodeHarness h(options);
+    h.open();
+    for (int i = 0; i < 20; ++i) h.open_session(60'000);
+    EXPECT_TRUE(h.loop().run_until([&] { return h.node().stats().snapshots_saved == 1; }));
+    const std::uint64_t steps = h.node().stats().snapshot_steps;
+    const std::string image = h.node().state().snapshot();
+    h.close();
+    h.open();
+    EXPECT_EQ(h.node().state().snapshot(), image);  // the image restores into the same state
+    return steps;
+  };
+  EXPECT_EQ(steps_for(std::chrono::hours(1)), 1u);
+  // 20 sessions in chunks of 5: four chunks, and a fifth finds nothing left.
+  EXPECT_EQ(steps_for(std::chrono::nanoseconds(1)), 5u);
+  EXPECT_EQ(steps_for(std::chrono::nanoseconds(0)), 5u);
+}
+
 TEST(NodeRecovery, SnapshotByBytes) {
   NodeOptions options;
   options.snapshot_every_commands = 0;
