@@ -91,6 +91,11 @@ std::string encode_tail(const CoreState& s) {
 // A piece is closed once it holds this much, so no single buffer grows (and
 // is copied on growth) without bound while the loop waits.
 constexpr std::size_t kPieceBytes = 1U << 20;
+// Each piece's buffer is allocated once, at this size (a piece closes once
+// it holds kPieceBytes; one session's encoding is far below the slack), so
+// it is never regrown: regrowing copied it into fresh memory, whose page
+// faults held the loop for milliseconds (bench/RESULTS.md run 16).
+constexpr std::size_t kPieceCapacity = kPieceBytes + (64U << 10);
 // How far ahead of the cursor step() prefetches a session's bucket pointer,
 // and then its chain (measured at 10M sessions: bench/RESULTS.md run 16).
 constexpr std::ptrdiff_t kSlotAhead = 16;
@@ -134,6 +139,8 @@ void put_session(ByteWriter& w, SessionId id, const Session& sess, bool users) {
 
 SnapshotEncoder::SnapshotEncoder(const CoreState& s)
     : through_(s.revision), expected_(s.sessions.size()), users_(s.sessions_with_user != 0) {
+  // A small image grows its one buffer as usual; a large one fills pieces.
+  if (expected_ * 8 >= kPieceBytes) current_.buffer().reserve(kPieceCapacity);
   current_.raw(kSnapshotMagic);
   current_.u8(users_ ? kSnapshotVersionUsers : kSnapshotVersionNoUsers);
   current_.varint(s.revision);
@@ -191,6 +198,7 @@ bool SnapshotEncoder::step(const CoreState& s, std::size_t max_sessions) {
     if (current_.buffer().size() >= kPieceBytes) {
       pieces_.push_back(current_.take());
       current_.buffer().clear();
+      current_.buffer().reserve(kPieceCapacity);
     }
   }
   if (done_) {

@@ -19,6 +19,7 @@
 #include "common/exit_codes.h"
 #include "common/unsafe_test_faults.h"
 #include "server/config.h"
+#include "server/memory_retention.h"
 #include "server/server.h"
 #include "tools/registry.h"
 #include "tools/subcommands.h"
@@ -192,7 +193,13 @@ void run_server(ServerFlags& flags) {
     return;
   }
   std::signal(SIGPIPE, SIG_IGN);
+  // Before any thread starts: freed buffers are reused, not faulted in again.
+  const bool memory_retained = server::retain_freed_memory();
 
+  if (!memory_retained) {
+    spdlog::info("malloc refused to keep freed memory (not glibc's malloc?): large buffers are faulted in "
+                 "again after each free (server/memory_retention.h)");
+  }
   server::Server srv(cfg);
   if (Status s = srv.start(); !s) {
     // Once: the log goes to stderr too, so this line is the only report.
