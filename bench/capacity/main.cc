@@ -49,6 +49,7 @@ struct Options {
   int open_depth = 128;
   int keepalive_connections = 1000;
   int keepalive_threads = 8;
+  int load_nice = 0;
   long long keepalive_ms = 10'000;
   long long after_restart_ms = 3'000;
   long long phase_timeout_s = 900;
@@ -199,7 +200,7 @@ class CapacityRun {
     // Open.
     auto snaps_before = server.info_field("snapshots_saved", o_.io_timeout).value_or(-1);
     auto opened = leasehold::bench::open_sessions(server.endpoint(), n, o_.ttl_ms, o_.open_connections,
-                                                  o_.open_depth, deadline(), o_.io_timeout);
+                                                  o_.open_depth, deadline(), o_.io_timeout, o_.load_nice);
     PhaseRow open{n, "open", "", server.rss_bytes(), -1, {}, false, opened.error, "", -1, "", -1};
     finish_probe(open, probe);
     // INFO runs on the loop too (and is slow with many sessions): only
@@ -231,7 +232,7 @@ class CapacityRun {
     // Keepalives.
     auto ka = leasehold::bench::keepalive_load(server.endpoint(), opened.ids, o_.keepalive_connections,
                                                o_.keepalive_threads, std::chrono::milliseconds(o_.keepalive_ms),
-                                               o_.io_timeout);
+                                               o_.io_timeout, o_.load_nice);
     PhaseRow kr{n, "keepalive", "", server.rss_bytes(), -1, {}, false, ka.error, "", -1, "", -1};
     finish_probe(kr, probe);
     read_server_turns(server, kr, turns_over);
@@ -381,7 +382,7 @@ std::string format_goals(const std::vector<PhaseRow>& rows, double stall_ms, con
     out << "  (in the loop thread's CPU time, INFO loop_longest_turn_cpu_ms: longest turn "
         << fmt("%.1f ms", server_longest_cpu)
         << "; a turn longer in wall time than in CPU time waited for a core: this machine runs the load's "
-           "threads on the same cores)\n";
+           "threads on the same cores; see the load's nice value above)\n";
   }
   return out.str();
 }
@@ -405,6 +406,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 10'000));
   app.add_option("--keepalive-threads", o.keepalive_threads, "client threads serving those connections")
       ->check(CLI::Range(1, 256));
+  app.add_option("--load-nice", o.load_nice,
+                 "nice value of the load's threads (0 = the server's; the stall probe stays at the server's): "
+                 "the load shares the server's cores, and at 0 the server's loop waits for a core behind it")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
   app.add_option("--keepalive-ms", o.keepalive_ms, "keepalive phase length")->check(CLI::Range(100LL, 600'000LL));
   app.add_option("--after-restart-ms", o.after_restart_ms, "stall window after each restart")
       ->check(CLI::Range(100LL, 600'000LL));
@@ -422,6 +428,9 @@ int main(int argc, char** argv) {
   o.io_timeout = std::chrono::milliseconds(io_timeout_ms);
 
   double stall_ms = o.stall_ms;
+  std::cout << "clients: " << o.open_connections << " open and " << o.keepalive_threads
+            << " keepalive threads at nice " << o.load_nice
+            << " (--load-nice; the stall probe and the server at the caller's)" << std::endl;
   const PageFaultCost faults_before = probe_page_faults();
   auto rows = CapacityRun(o).run();
   const PageFaultCost faults_after = probe_page_faults();

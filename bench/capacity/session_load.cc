@@ -1,5 +1,8 @@
 #include "bench/capacity/session_load.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -24,10 +27,18 @@ struct FirstError {
   }
 };
 
+// Lowers the calling thread's priority (Linux: a thread id is a valid
+// PRIO_PROCESS target and the nice value is per thread). Raising a nice
+// value needs no privilege; a failure leaves the thread as it was.
+void lower_this_thread(int nice) {
+  if (nice > 0) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice);
+}
+
 }  // namespace
 
 OpenResult open_sessions(const Endpoint& endpoint, std::uint64_t count, std::int64_t ttl_ms, int connections,
-                         int depth, Clock::time_point deadline, std::chrono::milliseconds io_timeout) {
+                         int depth, Clock::time_point deadline, std::chrono::milliseconds io_timeout,
+                         int load_nice) {
   OpenResult result;
   std::atomic<std::uint64_t> claimed{0};  // sessions handed out to threads
   std::vector<std::vector<std::int64_t>> ids(static_cast<std::size_t>(connections));
@@ -37,6 +48,7 @@ OpenResult open_sessions(const Endpoint& endpoint, std::uint64_t count, std::int
   std::vector<std::thread> threads;
   for (int c = 0; c < connections; ++c) {
     threads.emplace_back([&, c] {
+      lower_this_thread(load_nice);
       auto conn = RespConnection::connect(endpoint, io_timeout);
       if (!conn) return error.record(conn.status().to_string());
       auto& mine = ids[static_cast<std::size_t>(c)];
@@ -69,7 +81,7 @@ OpenResult open_sessions(const Endpoint& endpoint, std::uint64_t count, std::int
 
 KeepaliveResult keepalive_load(const Endpoint& endpoint, const std::vector<std::int64_t>& ids, int connections,
                                int threads, std::chrono::milliseconds duration,
-                               std::chrono::milliseconds io_timeout) {
+                               std::chrono::milliseconds io_timeout, int load_nice) {
   KeepaliveResult result;
   if (ids.empty() || connections < 1 || threads < 1) {
     result.error = "no sessions, connections or threads";
@@ -85,6 +97,7 @@ KeepaliveResult keepalive_load(const Endpoint& endpoint, const std::vector<std::
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
+      lower_this_thread(load_nice);
       // This thread's share of the connections; each has one request in flight.
       std::vector<RespConnection> conns;
       for (int c = t; c < connections; c += threads) {

@@ -10,6 +10,12 @@
 //   (unpipelined, as a client library sends them), for `duration`, on
 //   session ids picked at random from `ids`.
 //
+// load_nice (0-19): each load thread lowers its own scheduling priority to
+//   this nice value first (setpriority on its thread id; no privilege
+//   needed). The load shares the machine's cores with the server; at nice 0
+//   the kernel makes the server's event loop wait for a core behind the
+//   load's threads, which a client on another machine would not cause.
+//
 // Errors: the first error (socket, timeout, or an error reply) stops the
 // workload and is reported in `error`; what completed before it counts.
 // Thread-safety: each call blocks until its threads have joined.
@@ -33,7 +39,7 @@ struct OpenResult {
 
 OpenResult open_sessions(const Endpoint& endpoint, std::uint64_t count, std::int64_t ttl_ms, int connections,
                          int depth, std::chrono::steady_clock::time_point deadline,
-                         std::chrono::milliseconds io_timeout);
+                         std::chrono::milliseconds io_timeout, int load_nice);
 
 struct KeepaliveResult {
   std::uint64_t done = 0;
@@ -44,6 +50,6 @@ struct KeepaliveResult {
 
 KeepaliveResult keepalive_load(const Endpoint& endpoint, const std::vector<std::int64_t>& ids, int connections,
                                int threads, std::chrono::milliseconds duration,
-                               std::chrono::milliseconds io_timeout);
+                               std::chrono::milliseconds io_timeout, int load_nice);
 
 }  // namespace leasehold::bench
