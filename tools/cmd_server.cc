@@ -194,9 +194,7 @@ void run_server(ServerFlags& flags) {
   }
   std::signal(SIGPIPE, SIG_IGN);
   // Before any thread starts: freed buffers are reused, not faulted in again.
-  const bool memory_retained = server::retain_freed_memory();
-
-  if (!memory_retained) {
+  if (!server::retain_freed_memory()) {
     spdlog::info("malloc refused to keep freed memory (not glibc's malloc?): large buffers are faulted in "
                  "again after each free (server/memory_retention.h)");
   }

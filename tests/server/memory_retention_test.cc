@@ -14,14 +14,8 @@
 namespace leasehold::server {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef LEASEHOLD_SANITIZED  // the ASan build (CMakeLists.txt, LEASEHOLD_SANITIZE)
 constexpr bool kSanitizedMalloc = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitizedMalloc = true;
-#else
-constexpr bool kSanitizedMalloc = false;
-#endif
 #else
 constexpr bool kSanitizedMalloc = false;
 #endif
