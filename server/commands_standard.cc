@@ -120,6 +120,8 @@ std::string info_text(Server& server, std::string_view section) {
     out += fmt::format("loop_turns_over_100ms:{}\r\n", turns.over_100ms);
     out += fmt::format("loop_longest_turn_cpu_ms:{:.1f}\r\n", turns.longest_cpu_ms);
     out += fmt::format("loop_turns_over_10ms_on_cpu:{}\r\n", turns.over_10ms_on_cpu);
+    out += fmt::format("loop_turns_over_10ms_blocked:{}\r\n", turns.over_10ms_blocked);
+    out += fmt::format("loop_turns_over_10ms_preempted:{}\r\n", turns.over_10ms_preempted);
     const ReadBudget::Stats reads = server.read_budget().stats();
     out += fmt::format("loop_reads_deferred:{}\r\n", reads.deferred);
     out += fmt::format("loop_clients_waiting_for_budget:{}\r\n", reads.waiting);

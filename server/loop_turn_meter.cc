@@ -1,20 +1,20 @@
 #include "server/loop_turn_meter.h"
 
-#include <time.h>
+#include <sys/resource.h>
 
 #include <string>
 
 namespace leasehold::server {
 
-namespace {
-// The calling thread's CPU time in ns (0 if the clock is unavailable, which
-// Linux never reports for this clock; then no turn counts as on CPU).
-std::uint64_t thread_cpu_ns() {
-  timespec ts{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
+LoopTurnMeter::ThreadUsage LoopTurnMeter::thread_usage() {
+  rusage ru{};
+  if (getrusage(RUSAGE_THREAD, &ru) != 0) return {};
+  const auto ns = [](const timeval& tv) {
+    return (static_cast<std::uint64_t>(tv.tv_sec) * 1'000'000u + static_cast<std::uint64_t>(tv.tv_usec)) * 1000u;
+  };
+  return {ns(ru.ru_utime) + ns(ru.ru_stime), static_cast<std::uint64_t>(ru.ru_nvcsw),
+          static_cast<std::uint64_t>(ru.ru_nivcsw), static_cast<std::uint64_t>(ru.ru_majflt)};
 }
-}  // namespace
 
 Status LoopTurnMeter::enable(uv_loop_t* loop) {
   if (int rc = uv_loop_configure(loop, UV_METRICS_IDLE_TIME); rc != 0) {
@@ -26,23 +26,35 @@ Status LoopTurnMeter::enable(uv_loop_t* loop) {
 void LoopTurnMeter::on_turn(uv_loop_t* loop) {
   const std::uint64_t now = uv_hrtime();
   const std::uint64_t idle = uv_metrics_idle_time(loop);
-  const std::uint64_t cpu = thread_cpu_ns();
+  const ThreadUsage usage = thread_usage();
   if (last_ns_ != 0) {
     const std::uint64_t wall = now - last_ns_;
     const std::uint64_t waited = idle - last_idle_ns_;
     const double busy_ms = wall > waited ? static_cast<double>(wall - waited) / 1e6 : 0.0;
-    const double cpu_ms = cpu > last_cpu_ns_ ? static_cast<double>(cpu - last_cpu_ns_) / 1e6 : 0.0;
+    const double cpu_ms =
+        usage.cpu_ns > last_usage_.cpu_ns ? static_cast<double>(usage.cpu_ns - last_usage_.cpu_ns) / 1e6 : 0.0;
     ++stats_.turns;
     if (busy_ms > stats_.longest_ms) stats_.longest_ms = busy_ms;
-    if (busy_ms > 10) ++stats_.over_10ms;
     if (busy_ms > 100) ++stats_.over_100ms;
     if (cpu_ms > stats_.longest_cpu_ms) stats_.longest_cpu_ms = cpu_ms;
-    if (cpu_ms > 10 && busy_ms > 10) ++stats_.over_10ms_on_cpu;
+    if (busy_ms > 10) {
+      ++stats_.over_10ms;
+      const std::uint64_t poll_sleeps = waited > 0 ? 1 : 0;  // see the header
+      const bool slept = usage.major_faults > last_usage_.major_faults ||
+                         usage.voluntary_switches - last_usage_.voluntary_switches > poll_sleeps;
+      if (cpu_ms > 10) {
+        ++stats_.over_10ms_on_cpu;
+      } else if (slept) {
+        ++stats_.over_10ms_blocked;
+      } else if (usage.involuntary_switches > last_usage_.involuntary_switches) {
+        ++stats_.over_10ms_preempted;
+      }
+    }
     if (observe_) observe_(busy_ms / 1e3);
   }
   last_ns_ = now;
   last_idle_ns_ = idle;
-  last_cpu_ns_ = cpu;
+  last_usage_ = usage;
 }
 
 }  // namespace leasehold::server

@@ -8,9 +8,20 @@
 // A busy turn is not all the server's work: on a machine with more runnable
 // threads than cores, the kernel may take the loop thread off the CPU in
 // the middle of a turn. So each turn is also measured in the loop thread's
-// own CPU time (CLOCK_THREAD_CPUTIME_ID, which does not advance while the
-// thread waits in poll or is descheduled). A long turn with little CPU time
-// was the scheduler's; a long turn with as much CPU time was the server's.
+// own CPU time (getrusage(RUSAGE_THREAD), which does not advance while the
+// thread waits in poll, sleeps or is descheduled). A long turn with as much
+// CPU time was the server's work.
+//
+// A long turn off the CPU is told apart by the loop thread's context
+// switches and major page faults during it (the same getrusage call):
+//  - blocked: the thread slept in the turn (a lock, a disk read, a major
+//    page fault): the server waited for something;
+//  - preempted: it did not sleep but was taken off the CPU (involuntary
+//    switches): it waited for a core that other threads were using.
+// The poll that starts each turn may sleep once itself. libuv counts idle
+// time only when it polls with a timeout, so when the idle time grew, one
+// voluntary switch is the poll's and any other is the turn's. A turn that
+// neither slept nor was preempted is in neither count.
 //
 // Use: enable() on the loop before it runs, then on_turn() once per turn
 // (the server calls it from its prepare handle, just before poll), always
@@ -36,6 +47,10 @@ class LoopTurnMeter {
     std::uint64_t over_100ms = 0;
     double longest_cpu_ms = 0;           // the loop thread's CPU time in one turn, since start
     std::uint64_t over_10ms_on_cpu = 0;  // turns with over 10 ms of CPU time (a subset of over_10ms)
+    // The other turns over 10 ms (at most 10 ms of CPU time), by why the
+    // thread was off the CPU (see above).
+    std::uint64_t over_10ms_blocked = 0;
+    std::uint64_t over_10ms_preempted = 0;
   };
 
   // Turns on libuv's idle-time metric for `loop` (kIoError if libuv refuses).
@@ -48,10 +63,21 @@ class LoopTurnMeter {
   const Stats& stats() const { return stats_; }
 
  private:
+  // What getrusage(RUSAGE_THREAD) says of the calling thread.
+  struct ThreadUsage {
+    std::uint64_t cpu_ns = 0;  // user + system time
+    std::uint64_t voluntary_switches = 0;
+    std::uint64_t involuntary_switches = 0;
+    std::uint64_t major_faults = 0;
+  };
+  // All zero if getrusage fails (Linux never fails RUSAGE_THREAD; then no
+  // turn counts as on CPU, blocked or preempted).
+  static ThreadUsage thread_usage();
+
   std::function<void(double)> observe_;
   std::uint64_t last_ns_ = 0;       // uv_hrtime() at the previous turn (0 = none yet)
   std::uint64_t last_idle_ns_ = 0;  // uv_metrics_idle_time() then
-  std::uint64_t last_cpu_ns_ = 0;   // the calling thread's CPU time then
+  ThreadUsage last_usage_;          // the loop thread's usage then
   Stats stats_;
 };
 

@@ -81,6 +81,12 @@ struct PhaseRow {
   // Keepalive phase: the mean round trip that queueing alone gives at the
   // measured rate (Little's law: clients in line / completions per second).
   double queueing_floor_ms = -1;
+  // The turns over 10 ms with at most 10 ms of CPU time, by why the loop
+  // thread was off the CPU (INFO loop_turns_over_10ms_blocked and
+  // _preempted during the phase; server/loop_turn_meter.h): it slept, or it
+  // waited for a core. -1 when not read.
+  std::int64_t server_blocked_turns = -1;
+  std::int64_t server_preempted_turns = -1;
 };
 
 std::string fmt(const char* format, double v) {
@@ -127,11 +133,24 @@ class CapacityRun {
   struct TurnCounts {
     std::int64_t wall = 0;
     std::int64_t cpu = 0;
+    std::int64_t blocked = 0;
+    std::int64_t preempted = 0;
   };
 
   TurnCounts turn_counts(const ServerRun& server) const {
     return {server.info_field("loop_turns_over_10ms", o_.io_timeout).value_or(0),
-            server.info_field("loop_turns_over_10ms_on_cpu", o_.io_timeout).value_or(0)};
+            server.info_field("loop_turns_over_10ms_on_cpu", o_.io_timeout).value_or(0),
+            server.info_field("loop_turns_over_10ms_blocked", o_.io_timeout).value_or(0),
+            server.info_field("loop_turns_over_10ms_preempted", o_.io_timeout).value_or(0)};
+  }
+
+  // A count since the phase's start into `out`; `before` becomes the count
+  // now. Leaves both alone if INFO fails.
+  void read_turn_count(const ServerRun& server, const char* field, std::int64_t& before, std::int64_t& out) {
+    auto count = server.info_field(field, o_.io_timeout);
+    if (!count) return;
+    out = *count - before;
+    before = *count;
   }
 
   // One pair of INFO fields: "count since the phase's start (longest so
@@ -154,6 +173,8 @@ class CapacityRun {
                     row.server_longest_ms);
     read_turn_field(server, "loop_turns_over_10ms_on_cpu", "loop_longest_turn_cpu_ms", before.cpu,
                     row.server_cpu_turns, row.server_longest_cpu_ms);
+    read_turn_count(server, "loop_turns_over_10ms_blocked", before.blocked, row.server_blocked_turns);
+    read_turn_count(server, "loop_turns_over_10ms_preempted", before.preempted, row.server_preempted_turns);
   }
 
   void finish_probe(PhaseRow& row, StallProbe& probe) {
@@ -284,7 +305,8 @@ class CapacityRun {
 std::string format_rows(const std::vector<PhaseRow>& rows, double stall_ms) {
   std::vector<std::vector<std::string>> cells = {
       {"sessions", "phase", "result", "RSS", "RSS/session", "longest stall", "stalls > " + fmt("%.0f ms", stall_ms),
-       "server turns > 10 ms (longest so far)", "of them on CPU > 10 ms (longest so far)"}};
+       "server turns > 10 ms (longest so far)", "of them on CPU > 10 ms (longest so far)",
+       "the others: slept / waited for a core"}};
   std::vector<std::string> errors, evidence;
   for (const auto& r : rows) {
     cells.push_back({std::to_string(r.sessions), r.phase, r.result, mib(r.rss),
@@ -292,7 +314,10 @@ std::string format_rows(const std::vector<PhaseRow>& rows, double stall_ms) {
                      r.probed ? fmt("%.1f ms", r.stalls.max_ms) : "-",
                      r.probed ? std::to_string(r.stalls.over.size()) : "-",
                      r.server_turns.empty() ? "-" : r.server_turns,
-                     r.server_cpu_turns.empty() ? "-" : r.server_cpu_turns});
+                     r.server_cpu_turns.empty() ? "-" : r.server_cpu_turns,
+                     r.server_blocked_turns < 0 || r.server_preempted_turns < 0
+                         ? "-"
+                         : std::to_string(r.server_blocked_turns) + " / " + std::to_string(r.server_preempted_turns)});
     if (!r.error.empty()) errors.push_back(std::to_string(r.sessions) + " " + r.phase + ": " + r.error);
     if (r.probed && !r.stalls.over.empty()) {
       evidence.push_back(std::to_string(r.sessions) + " " + r.phase + ": " + worst(r.stalls, 8));
@@ -318,6 +343,40 @@ std::string format_rows(const std::vector<PhaseRow>& rows, double stall_ms) {
   if (!errors.empty()) {
     out << "\nerrors:\n";
     for (const auto& e : errors) out << "  " << e << '\n';
+  }
+  return out.str();
+}
+
+// Why the server's turns over 10 ms were long, over every phase that read
+// them: its own work (on CPU), a sleep (a lock, the disk, a major fault), or
+// a wait for a core the machine gave to other threads. The first two are
+// the server's stalls; the third is the machine's limit when the load runs
+// on the server's cores.
+std::string format_turn_causes(const std::vector<PhaseRow>& rows) {
+  std::int64_t on_cpu = 0, blocked = 0, preempted = 0, over = 0;
+  bool read = false;
+  for (const auto& r : rows) {
+    if (r.server_blocked_turns < 0 || r.server_preempted_turns < 0 || r.server_turns.empty() ||
+        r.server_cpu_turns.empty()) {
+      continue;
+    }
+    read = true;
+    over += std::stoll(r.server_turns);
+    on_cpu += std::stoll(r.server_cpu_turns);
+    blocked += r.server_blocked_turns;
+    preempted += r.server_preempted_turns;
+  }
+  if (!read) return "  why turns were long: n/a (INFO unreadable)\n";
+  std::ostringstream out;
+  out << "  why the " << over << " turns over 10 ms were long (every phase): " << on_cpu
+      << " on CPU (the server's work), " << blocked << " slept (a lock, the disk, a page fault), " << preempted
+      << " waited for a core" << (over > on_cpu + blocked + preempted ? ", the rest none of these" : "") << '\n';
+  out << "  no stall of the server's own over 10 ms (turns over 10 ms on CPU or asleep): " << on_cpu + blocked
+      << " -> " << (on_cpu + blocked == 0 ? "met" : "NOT met") << '\n';
+  if (preempted > 0) {
+    out << "  limit: " << preempted
+        << " turns over 10 ms only waited for a core: this machine runs the load's threads on the server's "
+           "cores (see the load's nice value above)\n";
   }
   return out.str();
 }
@@ -380,10 +439,9 @@ std::string format_goals(const std::vector<PhaseRow>& rows, double stall_ms, con
   for (const auto& r : rows) server_longest_cpu = std::max(server_longest_cpu, r.server_longest_cpu_ms);
   if (server_longest_cpu >= 0) {
     out << "  (in the loop thread's CPU time, INFO loop_longest_turn_cpu_ms: longest turn "
-        << fmt("%.1f ms", server_longest_cpu)
-        << "; a turn longer in wall time than in CPU time waited for a core: this machine runs the load's "
-           "threads on the same cores; see the load's nice value above)\n";
+        << fmt("%.1f ms", server_longest_cpu) << ")\n";
   }
+  out << format_turn_causes(rows);
   return out.str();
 }
 

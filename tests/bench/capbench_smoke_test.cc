@@ -44,6 +44,10 @@ TEST(CapBenchSmoke, EveryPhaseRunsAndSessionsSurviveRestarts) {
   EXPECT_NE(out.find("keepalives/s from 20 conns"), std::string::npos) << out;
   EXPECT_NE(out.find("10M sessions under 1.5 GB RSS: n/a"), std::string::npos) << out;
   EXPECT_NE(out.find("no event-loop stall over 10 ms"), std::string::npos) << out;
+  // The long turns are sorted by cause from the server's INFO (read, not n/a).
+  EXPECT_NE(out.find("the others: slept / waited for a core"), std::string::npos) << out;
+  EXPECT_NE(out.find("turns over 10 ms were long (every phase): "), std::string::npos) << out;
+  EXPECT_NE(out.find("no stall of the server's own over 10 ms"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -49,7 +49,8 @@ TEST_F(Commands, StandardCommands) {
   for (const char* field : {"role:primary", "listen:127.0.0.1:", "data_dir:", "applied_revision:",
                             "log_last_index:", "sessions:", "locks:", "waiters:", "connected_clients:",
                             "loop_longest_turn_ms:", "loop_turns_over_10ms:", "loop_turns_over_100ms:",
-                            "loop_longest_turn_cpu_ms:", "loop_turns_over_10ms_on_cpu:"}) {
+                            "loop_longest_turn_cpu_ms:", "loop_turns_over_10ms_on_cpu:",
+                            "loop_turns_over_10ms_blocked:", "loop_turns_over_10ms_preempted:"}) {
     EXPECT_NE(info.str.find(field), std::string::npos) << field;
   }
   EXPECT_EQ(c_.call({"INFO", "state"}).str.find("# Server"), std::string::npos);

@@ -1,15 +1,21 @@
 // server/loop_turn_meter.h on a real libuv loop: a timer callback that keeps
 // the loop busy for 30 ms shows up as a turn of at least 30 ms; time spent
 // waiting in poll does not count. A callback that burns 30 ms of its own
-// CPU time is a turn on CPU; one that blocks for 30 ms (as a descheduled
-// thread would) is a long turn that is not.
+// CPU time is a turn on CPU; one that sleeps for 30 ms is a long turn that
+// is blocked, and one that spins on a core another thread takes from it is
+// a long turn that is preempted; neither is on CPU.
 #include "server/loop_turn_meter.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #include <uv.h>
 
+#include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -20,7 +26,7 @@ namespace {
 enum class Busy {
   kSpinWall,  // spin until 30 ms of wall time passed
   kSpinCpu,   // spin until this thread used 30 ms of CPU time (however long that takes on a busy machine)
-  kBlock,     // block in the kernel for 30 ms, using no CPU: what a descheduled loop looks like
+  kBlock,     // sleep in the kernel for 30 ms, using no CPU
 };
 
 double thread_cpu_ms() {
@@ -130,13 +136,67 @@ TEST(LoopTurnMeter, ATurnThatBurnsCpuCountsOnCpu) {
   EXPECT_LE(s.over_10ms_on_cpu, s.over_10ms);
 }
 
-TEST(LoopTurnMeter, ATurnOffTheCpuIsLongButNotOnCpu) {
+TEST(LoopTurnMeter, ATurnThatSleepsIsLongBlockedAndNotOnCpu) {
   const LoopTurnMeter::Stats s = two_busy_turns(Busy::kBlock);
   EXPECT_GE(s.longest_ms, 30.0);
   EXPECT_GE(s.over_10ms, 2u);
   // Blocking used next to no CPU, however busy the machine is.
   EXPECT_EQ(s.over_10ms_on_cpu, 0u);
   EXPECT_LT(s.longest_cpu_ms, 10.0);
+  // Each sleep is a voluntary switch of its own, beyond the poll's.
+  EXPECT_GE(s.over_10ms_blocked, 2u);
+}
+
+// A turn that never sleeps but shares its core with a busier thread: the
+// loop thread runs at nice 19 on the same CPU as a spinning thread at the
+// caller's nice, so in a 30 ms spin it gets a sliver of the CPU and waits
+// for the core the rest of the time (what a server whose cores run the
+// load's threads sees).
+TEST(LoopTurnMeter, ATurnThatWaitsForACoreIsLongPreemptedAndNotOnCpu) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) GTEST_SKIP() << "sched_getaffinity failed";
+  int cpu = 0;
+  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed)) ++cpu;
+  if (cpu == CPU_SETSIZE) GTEST_SKIP() << "no CPU in this thread's affinity mask";
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+
+  std::atomic<bool> stop{false};
+  std::atomic<bool> hog_pinned{false};
+  std::thread hog([&] {
+    hog_pinned = sched_setaffinity(0, sizeof one, &one) == 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  LoopTurnMeter::Stats s;
+  std::string failure;
+  // Both changes are to this thread only and end with it.
+  std::thread runner([&] {
+    if (sched_setaffinity(0, sizeof one, &one) != 0) {
+      failure = "sched_setaffinity failed";
+      return;
+    }
+    if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19) != 0) {
+      failure = "setpriority failed";
+      return;
+    }
+    Loop l;
+    l.busy_fires = 2;
+    l.busy_how = Busy::kSpinWall;
+    l.run(4, 20);
+    s = l.meter.stats();
+  });
+  runner.join();
+  stop = true;
+  hog.join();
+  if (!failure.empty()) GTEST_SKIP() << failure;
+  ASSERT_TRUE(hog_pinned.load()) << "the spinning thread could not be pinned";
+  EXPECT_GE(s.longest_ms, 30.0);
+  EXPECT_GE(s.over_10ms_preempted, 2u);
+  EXPECT_EQ(s.over_10ms_on_cpu, 0u);
+  EXPECT_EQ(s.over_10ms_blocked, 0u);
 }
 
 TEST(LoopTurnMeter, AnIdleLoopWaitsInPollAndItsTurnsAreShort) {
