@@ -8,12 +8,12 @@
 // A busy turn is not all the server's work: on a machine with more runnable
 // threads than cores, the kernel may take the loop thread off the CPU in
 // the middle of a turn. So each turn is also measured in the loop thread's
-// own CPU time (getrusage(RUSAGE_THREAD), which does not advance while the
+// own CPU time (CLOCK_THREAD_CPUTIME_ID, which does not advance while the
 // thread waits in poll, sleeps or is descheduled). A long turn with as much
 // CPU time was the server's work.
 //
 // A long turn off the CPU is told apart by the loop thread's context
-// switches and major page faults during it (the same getrusage call):
+// switches and major page faults during it (getrusage(RUSAGE_THREAD)):
 //  - blocked: the thread slept in the turn (a lock, a disk read, a major
 //    page fault): the server waited for something;
 //  - preempted: it did not sleep but was taken off the CPU (involuntary
@@ -63,15 +63,15 @@ class LoopTurnMeter {
   const Stats& stats() const { return stats_; }
 
  private:
-  // What getrusage(RUSAGE_THREAD) says of the calling thread.
+  // The calling thread's CPU time and what getrusage(RUSAGE_THREAD) counts.
   struct ThreadUsage {
-    std::uint64_t cpu_ns = 0;  // user + system time
+    std::uint64_t cpu_ns = 0;
     std::uint64_t voluntary_switches = 0;
     std::uint64_t involuntary_switches = 0;
     std::uint64_t major_faults = 0;
   };
-  // All zero if getrusage fails (Linux never fails RUSAGE_THREAD; then no
-  // turn counts as on CPU, blocked or preempted).
+  // All zero if either call fails (Linux fails neither; then no turn
+  // counts as on CPU, blocked or preempted).
   static ThreadUsage thread_usage();
 
   std::function<void(double)> observe_;

@@ -19,6 +19,7 @@
 #include "common/exit_codes.h"
 #include "common/unsafe_test_faults.h"
 #include "server/config.h"
+#include "server/fd_table_reserve.h"
 #include "server/memory_retention.h"
 #include "server/server.h"
 #include "tools/registry.h"
@@ -197,6 +198,11 @@ void run_server(ServerFlags& flags) {
   if (!server::retain_freed_memory()) {
     spdlog::info("malloc refused to keep freed memory (not glibc's malloc?): large buffers are faulted in "
                  "again after each free (server/memory_retention.h)");
+  }
+  // Also before any thread starts: accepts never grow the descriptor table.
+  if (auto fds = server::reserve_fd_table(cfg.max_clients + server::kOwnDescriptors); !fds) {
+    spdlog::info("cannot reserve the descriptor table error=\"{}\" (accepts grow it, with a wait each time; "
+                 "server/fd_table_reserve.h)", fds.status().to_string());
   }
   server::Server srv(cfg);
   if (Status s = srv.start(); !s) {

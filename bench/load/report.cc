@@ -206,6 +206,35 @@ std::string format_csv(const std::vector<Row>& rows, const std::vector<Target>& 
   return out.str();
 }
 
+// The W1 batching ceiling counts only the disk and the round trip. The
+// same W1 cell against a column that writes nothing durable (redis-default,
+// leasehold-lease) measures what this machine's cores do for the same
+// clients with no disk at all: when that is below the goal's rate, the goal
+// is beyond the machine (server and clients share the cores), a limit the
+// run measured rather than a gap in the durable path. "" when neither
+// column ran.
+std::string w1_cpu_limit_line(const Row* w1, double goal_per_s) {
+  if (w1 == nullptr) return "";
+  const Measurement* fastest = nullptr;
+  std::string name;
+  for (const char* column : {kRedisDefault, kLeaseholdLease}) {
+    const Measurement* m = find(*w1, column);
+    if (m == nullptr || !m->error.empty() || m->ops_per_s <= 0) continue;
+    if (fastest == nullptr || m->ops_per_s > fastest->ops_per_s) {
+      fastest = m;
+      name = column;
+    }
+  }
+  if (fastest == nullptr) return "";
+  const bool beyond = fastest->ops_per_s < goal_per_s;
+  return "  limit: W1 with no durable write at all on this machine (" + name +
+         ", the fastest column that writes nothing durable): " + fmt("%.0f", fastest->ops_per_s) + " cycles/s, " +
+         fmt("%.2fx", goal_per_s > 0 ? fastest->ops_per_s / goal_per_s : INFINITY) + " of the goal's " +
+         fmt("%.0f", goal_per_s) +
+         (beyond ? " -> the goal is beyond these cores (CPU-bound: the clients share them), not only the disk\n"
+                 : " -> the cores allow the goal\n");
+}
+
 int goal_clients(const std::vector<Row>& rows) {
   int top = 0;
   for (const auto& row : rows) {
@@ -237,6 +266,7 @@ std::string format_goals(const std::vector<Row>& rows, const Ceiling* ceiling) {
   if (lh1 && with_ceiling) {
     out << goal_line("W1 leasehold >= 0.8x batching ceiling C/(2(fsync+RTT))", lh1->ops_per_s,
                      ceiling->batching_per_s(top), 0.8, "cycles/s");
+    out << w1_cpu_limit_line(w1, ceiling->batching_per_s(top) * 0.8);
   } else {
     out << "  W1 leasehold >= 0.8x batching ceiling: n/a\n";
   }

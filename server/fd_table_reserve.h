@@ -1,0 +1,41 @@
+// server/fd_table_reserve.h: grows the process's table of file descriptors
+// once, at start, to the size the server will need, so that accepting
+// clients never grows it on the event loop.
+//
+// Why: the kernel keeps each process's descriptors in a table that starts
+// at 64 slots and doubles when a new descriptor does not fit. Once the
+// process has more than one thread, every growth waits for an RCU grace
+// period (expand_files -> synchronize_rcu) inside the accept4() or open()
+// that needed the slot. On this project's test VM one such wait took
+// 10-25 ms of the loop thread asleep, at the start of every phase in which
+// 1,000 clients connected at once (bench/RESULTS.md run 17). The table
+// never shrinks, so growing it once, before other threads exist, costs no
+// wait and keeps later accepts free of it.
+//
+// What: reserve_fd_table(n) makes the table hold at least n descriptors
+// (capped at RLIMIT_NOFILE's soft limit: no descriptor past it can be
+// opened anyway) by duplicating a descriptor to slot n - 1 and closing it
+// again; it leaves no descriptor open. The table costs 8 bytes per slot
+// (128 KiB for the default --max-clients of 10,000, rounded up to 16,384).
+//
+// Errors: kIoError if getrlimit, open or fcntl fail (the server logs it and
+// runs on; accepts then grow the table as before).
+// Thread-safety: call once at start, before other threads exist (with more
+// threads it still works, but waits for the grace period itself).
+#pragma once
+
+#include <cstddef>
+
+#include "leasehold/status.h"
+
+namespace leasehold::server {
+
+// Slots beyond --max-clients for the server's own descriptors (listeners,
+// the log's and RocksDB's files, snapshots, the HTTP endpoint).
+inline constexpr std::size_t kOwnDescriptors = 256;
+
+// Returns how many slots the table holds at least now: min(n, soft limit),
+// or more when slot n - 1 was taken.
+Result<std::size_t> reserve_fd_table(std::size_t n);
+
+}  // namespace leasehold::server
