@@ -12,14 +12,16 @@
 // never shrinks, so growing it once, before other threads exist, costs no
 // wait and keeps later accepts free of it.
 //
-// What: reserve_fd_table(n) makes the table hold at least n descriptors
-// (capped at RLIMIT_NOFILE's soft limit: no descriptor past it can be
-// opened anyway) by duplicating a descriptor to slot n - 1 and closing it
+// What: reserve_fd_table(n) first raises the soft RLIMIT_NOFILE to n when
+// it is lower (up to the hard limit, which only root may raise: a shell's
+// default soft limit of 1,024 would otherwise refuse the 1,000th client of
+// a server told --max-clients 10000), then makes the table hold that many
+// descriptors by duplicating a descriptor to the last slot and closing it
 // again; it leaves no descriptor open. The table costs 8 bytes per slot
 // (128 KiB for the default --max-clients of 10,000, rounded up to 16,384).
 //
-// Errors: kIoError if getrlimit, open or fcntl fail (the server logs it and
-// runs on; accepts then grow the table as before).
+// Errors: kIoError if getrlimit, setrlimit, open or fcntl fail (the server
+// logs it and runs on; accepts then grow the table as before).
 // Thread-safety: call once at start, before other threads exist (with more
 // threads it still works, but waits for the grace period itself).
 #pragma once
@@ -34,8 +36,11 @@ namespace leasehold::server {
 // the log's and RocksDB's files, snapshots, the HTTP endpoint).
 inline constexpr std::size_t kOwnDescriptors = 256;
 
-// Returns how many slots the table holds at least now: min(n, soft limit),
-// or more when slot n - 1 was taken.
-Result<std::size_t> reserve_fd_table(std::size_t n);
+struct FdReservation {
+  std::size_t limit = 0;  // the soft RLIMIT_NOFILE afterwards
+  std::size_t slots = 0;  // slots the table holds at least: min(n, limit)
+};
+// `slots` is less than n when the hard limit is lower (the caller warns).
+Result<FdReservation> reserve_fd_table(std::size_t n);
 
 }  // namespace leasehold::server

@@ -200,9 +200,15 @@ void run_server(ServerFlags& flags) {
                  "again after each free (server/memory_retention.h)");
   }
   // Also before any thread starts: accepts never grow the descriptor table.
-  if (auto fds = server::reserve_fd_table(cfg.max_clients + server::kOwnDescriptors); !fds) {
-    spdlog::info("cannot reserve the descriptor table error=\"{}\" (accepts grow it, with a wait each time; "
+  const std::size_t fds_needed = cfg.max_clients + server::kOwnDescriptors;
+  if (auto fds = server::reserve_fd_table(fds_needed); !fds) {
+    spdlog::warn("cannot reserve the descriptor table error=\"{}\" (accepts grow it, with a wait each time; "
                  "server/fd_table_reserve.h)", fds.status().to_string());
+  } else if (fds->limit < fds_needed) {
+    spdlog::warn("--max-clients {} needs {} file descriptors, but RLIMIT_NOFILE allows {}: connections past "
+                 "about {} clients will fail (raise the hard limit: ulimit -Hn, or LimitNOFILE= in systemd)",
+                 cfg.max_clients, fds_needed, fds->limit,
+                 fds->limit > server::kOwnDescriptors ? fds->limit - server::kOwnDescriptors : 0);
   }
   server::Server srv(cfg);
   if (Status s = srv.start(); !s) {

@@ -1,8 +1,9 @@
 // server/fd_table_reserve.h in this test's own process: after the
 // reservation the kernel's descriptor table (FDSize in /proc/self/status)
-// holds the asked slots, no descriptor is left open, and opening that many
+// holds the asked slots, no descriptor is left open, opening that many
 // descriptors afterwards does not grow the table again (the growth whose
-// RCU wait stalled the server's loop inside accept4()).
+// RCU wait stalled the server's loop inside accept4()), and a soft
+// RLIMIT_NOFILE below the need is raised toward the hard limit.
 #include "server/fd_table_reserve.h"
 
 #include <gtest/gtest.h>
@@ -34,9 +35,14 @@ std::size_t open_descriptors() {
   return n;
 }
 
-std::size_t soft_limit() {
+rlimit nofile() {
   rlimit limit{};
   EXPECT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  return limit;
+}
+
+std::size_t soft_limit() {
+  const rlimit limit = nofile();
   return limit.rlim_cur == RLIM_INFINITY ? std::size_t{1} << 20 : static_cast<std::size_t>(limit.rlim_cur);
 }
 
@@ -45,7 +51,8 @@ TEST(FdTableReserve, TheTableHoldsTheAskedSlotsAndNothingIsLeftOpen) {
   const std::size_t open_before = open_descriptors();
   auto reserved = reserve_fd_table(want);
   ASSERT_TRUE(reserved.is_ok()) << reserved.status().to_string();
-  EXPECT_GE(*reserved, want);
+  EXPECT_GE(reserved->slots, want);
+  EXPECT_GE(reserved->limit, want);
   EXPECT_GE(fd_table_size(), want);
   EXPECT_EQ(open_descriptors(), open_before);
 }
@@ -66,19 +73,46 @@ TEST(FdTableReserve, DescriptorsOpenedAfterwardsDoNotGrowTheTable) {
   for (int fd : fds) close(fd);
 }
 
-TEST(FdTableReserve, AskingPastTheSoftLimitReservesUpToIt) {
-  const std::size_t limit = soft_limit();
-  if (limit >= (std::size_t{1} << 20)) GTEST_SKIP() << "RLIMIT_NOFILE is too large to reserve up to";
-  auto reserved = reserve_fd_table(limit + 1000);
+// A shell's soft limit (often 1,024) below what --max-clients needs is
+// raised up to the hard limit; the hard limit is never exceeded.
+TEST(FdTableReserve, ALowSoftLimitIsRaisedUpToTheHardLimit) {
+  const rlimit before = nofile();
+  if (before.rlim_max != RLIM_INFINITY && before.rlim_max < 600) GTEST_SKIP() << "hard limit under 600";
+  rlimit low = before;
+  low.rlim_cur = 512;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  const std::size_t hard =
+      before.rlim_max == RLIM_INFINITY ? std::size_t{1} << 20 : static_cast<std::size_t>(before.rlim_max);
+  const std::size_t want = std::min<std::size_t>(hard, 2048);
+  auto reserved = reserve_fd_table(want);
+  const rlimit after = nofile();
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &before), 0);  // as it was, for the other tests
   ASSERT_TRUE(reserved.is_ok()) << reserved.status().to_string();
-  EXPECT_EQ(*reserved, limit);
-  EXPECT_GE(fd_table_size(), limit);
+  EXPECT_EQ(after.rlim_cur, want);
+  EXPECT_EQ(after.rlim_max, before.rlim_max);
+  EXPECT_EQ(reserved->limit, want);
+  EXPECT_GE(reserved->slots, want);
+}
+
+TEST(FdTableReserve, AskingPastTheHardLimitReservesUpToIt) {
+  const rlimit limit = nofile();
+  if (limit.rlim_max == RLIM_INFINITY || limit.rlim_max >= (rlim_t{1} << 20)) {
+    GTEST_SKIP() << "RLIMIT_NOFILE's hard limit is too large to reserve up to";
+  }
+  const std::size_t hard = static_cast<std::size_t>(limit.rlim_max);
+  auto reserved = reserve_fd_table(hard + 1000);
+  const rlimit after = nofile();
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
+  ASSERT_TRUE(reserved.is_ok()) << reserved.status().to_string();
+  EXPECT_EQ(reserved->limit, hard);
+  EXPECT_EQ(reserved->slots, hard);
+  EXPECT_EQ(after.rlim_cur, limit.rlim_max);
 }
 
 TEST(FdTableReserve, NothingAskedNothingDone) {
   auto reserved = reserve_fd_table(0);
   ASSERT_TRUE(reserved.is_ok());
-  EXPECT_EQ(*reserved, 0u);
+  EXPECT_EQ(reserved->slots, 0u);
 }
 
 }  // namespace
