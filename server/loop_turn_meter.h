@@ -20,8 +20,11 @@
 //    switches): it waited for a core that other threads were using.
 // The poll that starts each turn may sleep once itself. libuv counts idle
 // time only when it polls with a timeout, so when the idle time grew, one
-// voluntary switch is the poll's and any other is the turn's. A turn that
-// neither slept nor was preempted is in neither count.
+// voluntary switch is the poll's and any other is the turn's (a poll that
+// found events at once after counting idle time did not sleep; then one
+// sleep of the turn goes unseen, and the turn counts as preempted if it was
+// also descheduled). A turn that neither slept nor was preempted is in
+// neither count.
 //
 // Use: enable() on the loop before it runs, then on_turn() once per turn
 // (the server calls it from its prepare handle, just before poll), always
