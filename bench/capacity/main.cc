@@ -87,6 +87,9 @@ struct PhaseRow {
   // waited for a core. -1 when not read.
   std::int64_t server_blocked_turns = -1;
   std::int64_t server_preempted_turns = -1;
+  // The counts behind server_turns and server_cpu_turns; -1 when not read.
+  std::int64_t server_turns_over = -1;
+  std::int64_t server_cpu_turns_over = -1;
 };
 
 std::string fmt(const char* format, double v) {
@@ -153,26 +156,26 @@ class CapacityRun {
     before = *count;
   }
 
-  // One pair of INFO fields: "count since the phase's start (longest so
-  // far)" into `text` and `longest`; `before` is the count at the phase's
-  // start, updated to the count now. Leaves all three alone if INFO fails.
+  // One pair of INFO fields: the count since the phase's start into
+  // `count` (read_turn_count), and "count (longest so far)" into `text` and
+  // `longest`. Leaves all of them alone if INFO fails.
   void read_turn_field(const ServerRun& server, const char* count_field, const char* longest_field,
-                       std::int64_t& before, std::string& text, double& longest) {
-    auto count = server.info_field(count_field, o_.io_timeout);
+                       std::int64_t& before, std::int64_t& count, std::string& text, double& longest) {
     auto max_ms = server.info_number(longest_field, o_.io_timeout);
-    if (!count || !max_ms) return;
-    text = std::to_string(*count - before) + fmt(" (%.1f ms)", *max_ms);
+    if (!max_ms) return;
+    read_turn_count(server, count_field, before, count);
+    if (count < 0) return;
+    text = std::to_string(count) + fmt(" (%.1f ms)", *max_ms);
     longest = *max_ms;
-    before = *count;
   }
 
   // Fills row.server_turns (busy wall time) and row.server_cpu_turns (the
   // loop thread's CPU time) from INFO.
   void read_server_turns(const ServerRun& server, PhaseRow& row, TurnCounts& before) {
-    read_turn_field(server, "loop_turns_over_10ms", "loop_longest_turn_ms", before.wall, row.server_turns,
-                    row.server_longest_ms);
+    read_turn_field(server, "loop_turns_over_10ms", "loop_longest_turn_ms", before.wall, row.server_turns_over,
+                    row.server_turns, row.server_longest_ms);
     read_turn_field(server, "loop_turns_over_10ms_on_cpu", "loop_longest_turn_cpu_ms", before.cpu,
-                    row.server_cpu_turns, row.server_longest_cpu_ms);
+                    row.server_cpu_turns_over, row.server_cpu_turns, row.server_longest_cpu_ms);
     read_turn_count(server, "loop_turns_over_10ms_blocked", before.blocked, row.server_blocked_turns);
     read_turn_count(server, "loop_turns_over_10ms_preempted", before.preempted, row.server_preempted_turns);
   }
@@ -356,13 +359,13 @@ std::string format_turn_causes(const std::vector<PhaseRow>& rows) {
   std::int64_t on_cpu = 0, blocked = 0, preempted = 0, over = 0;
   bool read = false;
   for (const auto& r : rows) {
-    if (r.server_blocked_turns < 0 || r.server_preempted_turns < 0 || r.server_turns.empty() ||
-        r.server_cpu_turns.empty()) {
+    if (r.server_blocked_turns < 0 || r.server_preempted_turns < 0 || r.server_turns_over < 0 ||
+        r.server_cpu_turns_over < 0) {
       continue;
     }
     read = true;
-    over += std::stoll(r.server_turns);
-    on_cpu += std::stoll(r.server_cpu_turns);
+    over += r.server_turns_over;
+    on_cpu += r.server_cpu_turns_over;
     blocked += r.server_blocked_turns;
     preempted += r.server_preempted_turns;
   }
