@@ -17,6 +17,7 @@
 
 #include "common/assert.h"
 #include "common/unsafe_test_faults.h"
+#include "log/entry_journal.h"
 #include "log/log_format.h"
 #include "log/snapshot_file.h"
 
@@ -77,6 +78,13 @@ class RocksLog final : public Log {
 
   Status load_latest_snapshot();
   Status scan_entries();
+  // Opens the journal after scan_entries(): its checks, and its entries
+  // written back into RocksDB (see rocksdb_log.h, Recovery).
+  Status open_journal(bool existed);
+  // RocksDB's WAL synced, then a new journal generation at last_ + 1.
+  Status sync_and_restart_journal();
+  // The journal write (synced unless !sync) and the RocksDB put of one entry.
+  Status write_entry(LogIndex index, const std::string& batch, bool sync);
   void enqueue(Task task);
   void writer_loop();
   Result<LogIndex> do_append(const std::string& batch);
@@ -86,9 +94,11 @@ class RocksLog final : public Log {
   Status store_snapshot(LogIndex index, const std::function<Status()>& write);
   void do_stream(Task& task);
   std::string db_dir() const { return options_.dir + "/rocksdb"; }
+  std::string journal_path() const { return options_.dir + "/journal"; }
 
   const RocksLogOptions options_;
   std::unique_ptr<rocksdb::DB> db_;
+  std::unique_ptr<EntryJournal> journal_;  // writer thread only, after open()
   std::atomic<LogIndex> first_{0};
   std::atomic<LogIndex> last_{0};
   std::atomic<LogIndex> snapshot_{0};
@@ -117,6 +127,13 @@ RocksLog::~RocksLog() {
     cv_.notify_one();
     writer_.join();
   }
+  if (db_ && journal_ && failed_.is_ok()) {
+    // A clean close leaves everything in RocksDB's synced WAL and an empty
+    // journal, so damage to RocksDB found later is reported, not repaired.
+    if (Status st = sync_and_restart_journal(); !st) {
+      spdlog::warn("log: closing without emptying the journal error=\"{}\"", st.message());
+    }
+  }
   if (db_) {
     (void)db_->Close();
     db_.reset();
@@ -131,13 +148,17 @@ Status RocksLog::open() {
   std::filesystem::create_directories(db_dir(), ec);
   if (ec) return Status(ErrorCode::kIoError, "create " + db_dir() + ": " + ec.message());
   if (Status st = load_latest_snapshot(); !st) return st;
+  const bool journal_existed = std::filesystem::exists(journal_path(), ec);
 
   rocksdb::Options o;
   o.create_if_missing = true;
   o.paranoid_checks = true;
-  // Drop only a torn record at the very end of the WAL (never acknowledged,
-  // since every append is synced before its callback); fail on anything else.
-  o.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  // With a journal, RocksDB's WAL is synced only now and then: keep its
+  // undamaged prefix, and the journal supplies the rest. Without one (a data
+  // dir from before the journal), every write was synced: drop only a torn
+  // record at the very end of the WAL and fail on anything else.
+  o.wal_recovery_mode = journal_existed ? rocksdb::WALRecoveryMode::kPointInTimeRecovery
+                                        : rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   o.compression = rocksdb::kNoCompression;
   o.max_background_jobs = 2;
   o.write_buffer_size = 16u << 20;
@@ -149,6 +170,7 @@ Status RocksLog::open() {
   if (!s.ok()) return from_rocks(s, "open rocksdb " + db_dir());
   db_.reset(raw);
   if (Status st = scan_entries(); !st) return st;
+  if (Status st = open_journal(journal_existed); !st) return st;
   writer_ = std::thread([this] { writer_loop(); });
   return Status::ok();
 }
@@ -208,6 +230,49 @@ Status RocksLog::scan_entries() {
   first_ = first;
   last_ = prev > snap ? prev : snap;
   return Status::ok();
+}
+
+Status RocksLog::open_journal(bool existed) {
+  const LogIndex end = last_.load();  // the last entry, or the snapshot's
+  auto journal = EntryJournal::open(journal_path(), options_.journal_bytes, end + 1);
+  if (!journal) return journal.status();
+  journal_ = std::move(journal).value();
+  EntryJournal::Recovered found = journal_->take_recovered();
+  if (!existed) return Status::ok();
+  if (found.start_index > end + 1) {
+    const LogIndex durable = found.entries.empty() ? found.start_index - 1 : found.entries.back().first;
+    const std::string lost = "the log lost entries " + std::to_string(end + 1) + ".." + std::to_string(durable) +
+                             ": the journal " + journal_path() + " shows entries through " +
+                             std::to_string(durable) + " were durable, but " + db_dir() +
+                             (snapshot_.load() != 0 ? " and the snapshot" : "") + " end at entry " +
+                             std::to_string(end);
+    if (!options_.accept_lost_entries) {
+      return Status(ErrorCode::kCorruption,
+                    lost + "; restore the data dir from a backup, or restart with --recover-lost-log");
+    }
+    spdlog::warn("log: {}; going on without them (--recover-lost-log)", lost);
+    return sync_and_restart_journal();
+  }
+  std::size_t written_back = 0;
+  rocksdb::WriteOptions wo;  // synced below, before the journal forgets them
+  for (const auto& [index, payload] : found.entries) {
+    if (index <= end) continue;
+    LEASEHOLD_ASSERT(index == last_.load() + 1, "journal entry {} does not follow entry {}", index, last_.load());
+    const rocksdb::Status s = db_->Put(wo, encode_entry_key(index), encode_entry_value(index, payload));
+    if (!s.ok()) return from_rocks(s, "write back " + describe_entry(index) + " from the journal to " + db_dir());
+    if (first_.load() == 0) first_ = index;
+    last_ = index;
+    ++written_back;
+  }
+  if (written_back != 0) {
+    spdlog::info("log: wrote back {} entries from the journal ({}..{})", written_back, end + 1, last_.load());
+  }
+  return sync_and_restart_journal();
+}
+
+Status RocksLog::sync_and_restart_journal() {
+  if (const rocksdb::Status s = db_->SyncWAL(); !s.ok()) return from_rocks(s, "sync the WAL of " + db_dir());
+  return journal_->restart(last_.load() + 1);
 }
 
 void RocksLog::enqueue(Task task) {
@@ -343,15 +408,14 @@ Result<LogIndex> RocksLog::do_append(const std::string& batch) {
   // skipped by recovery (the snapshot already covers its index).
   LEASEHOLD_ASSERT(index > snapshot_.load(), "append at {} at or below the snapshot at {}", index,
                    snapshot_.load());
-  rocksdb::WriteOptions wo;
   // UNSAFE TEST FAULT ack-before-fsync (common/unsafe_test_faults.h): the
   // entry stays in the page cache, and the caller answers as if durable.
-  wo.sync = !unsafe::enabled(unsafe::TestFault::kAckBeforeFsync);
+  const bool sync = !unsafe::enabled(unsafe::TestFault::kAckBeforeFsync);
   const auto started = std::chrono::steady_clock::now();
-  const rocksdb::Status s = db_->Put(wo, encode_entry_key(index), encode_entry_value(index, batch));
-  if (s.ok() && options_.on_synced_write) options_.on_synced_write(std::chrono::steady_clock::now() - started);
-  if (!s.ok()) {
-    failed_ = from_rocks(s, "write " + describe_entry(index) + " to " + db_dir());
+  const Status st = write_entry(index, batch, sync);
+  if (st && options_.on_synced_write) options_.on_synced_write(std::chrono::steady_clock::now() - started);
+  if (!st) {
+    failed_ = Status(st.code(), "write " + describe_entry(index) + ": " + st.message());
     // Never retried (a failed fsync may have lost the page cache's copy, as
     // PostgreSQL learned): the node stops taking writes until a restart.
     spdlog::critical("the log failed and takes no more writes until the server is restarted error=\"{}\"",
@@ -361,6 +425,27 @@ Result<LogIndex> RocksLog::do_append(const std::string& batch) {
   if (first_.load() == 0) first_ = index;
   last_ = index;
   return index;
+}
+
+Status RocksLog::write_entry(LogIndex index, const std::string& batch, bool sync) {
+  if (!journal_->fits(batch.size())) {
+    // Full: everything before `index` goes durable in RocksDB, so the
+    // journal may start over at `index`.
+    if (Status st = sync_and_restart_journal(); !st) return st;
+  }
+  rocksdb::WriteOptions wo;
+  if (!journal_->fits(batch.size())) {
+    // Larger than the whole journal: RocksDB's own synced write, after which
+    // the journal starts past it.
+    wo.sync = sync;
+    const rocksdb::Status s = db_->Put(wo, encode_entry_key(index), encode_entry_value(index, batch));
+    if (!s.ok()) return from_rocks(s, db_dir());
+    return journal_->restart(index + 1);
+  }
+  if (Status st = journal_->append(index, batch, sync); !st) return st;
+  // Not synced: the journal holds the entry until RocksDB's WAL is synced.
+  const rocksdb::Status s = db_->Put(wo, encode_entry_key(index), encode_entry_value(index, batch));
+  return s.ok() ? Status::ok() : from_rocks(s, db_dir());
 }
 
 Status RocksLog::do_snapshot(LogIndex index, const std::string& bytes) {

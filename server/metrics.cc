@@ -105,7 +105,7 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                           .Add({});
   fsync_ = &prometheus::BuildHistogram()
                 .Name("leasehold_fsync_seconds")
-                .Help("Latency of the log's synced write (embedded mode: RocksDB Put with sync=true)")
+                .Help("Latency of the log's synced write (embedded mode: the entry journal's write and fdatasync, then the RocksDB Put)")
                 .Register(r)
                 .Add({}, latency_buckets());
   loop_turn_ = &prometheus::BuildHistogram()

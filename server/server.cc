@@ -125,6 +125,7 @@ Status Server::start() {
     log::RocksLogOptions log_options;
     log_options.dir = config_.data_dir;
     log_options.on_synced_write = [m = &obs_->metrics()](auto d) { m->observe_fsync(d); };
+    log_options.accept_lost_entries = config_.recover_lost_log;
     auto log = log::open_rocksdb_log(log_options);
     if (!log) return log.status();
     spdlog::info("log opened backend=\"{}\"", (*log)->describe());

@@ -1,6 +1,7 @@
-// The embedded log over real RocksDB: round trips, reopen, snapshots and
-// truncation, corruption detection naming the damaged file or key, and a torn
-// WAL tail.
+// The embedded log over real RocksDB and its journal: round trips, reopen,
+// snapshots and truncation, corruption detection naming the damaged file or
+// key, a cut or torn WAL completed from the journal, and a WAL that lost
+// acknowledged entries reported.
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
@@ -310,25 +311,152 @@ TEST(RocksLog, MissingSnapshotUnderATruncatedLogFailsOpen) {
       << log.status().message();
 }
 
-// A crash in the middle of writing the last WAL record (never acknowledged:
-// its sync did not return) leaves a torn tail. Open tolerates it and keeps
-// every complete entry before it.
-TEST(RocksLog, TornWalTailIsTolerated) {
+// The files of a log that is still open, as a crash (kill -9) would leave
+// them: copied while nothing is being written.
+std::string crash_image(const std::string& dir, const std::string& into) {
+  fs::copy(dir, into, fs::copy_options::recursive);
+  return into;
+}
+
+// A crash that cut RocksDB's unsynced WAL (as a power loss may): the
+// journal holds every acknowledged entry and open() writes them back.
+TEST(RocksLog, EntriesLostFromAnUnsyncedWalComeBackFromTheJournal) {
+  leasehold::testing::TempDir dir("log");
+  const std::string image = dir.path() + "/image";
+  {
+    auto log = open_or_die(dir.path() + "/live");
+    append_entries(*log, 1, 30);
+    crash_image(dir.path() + "/live", image);
+  }
+  const std::string wal = newest_wal(image);
+  ASSERT_FALSE(wal.empty());
+  fs::resize_file(wal, fs::file_size(wal) / 2);
+  {
+    auto log = open_or_die(image);
+    ASSERT_NE(log, nullptr);
+    EXPECT_EQ(log->position().last, 30u);
+    expect_entries(*log, 1, 30);
+    append_entries(*log, 31, 32);
+  }
+  auto log = open_or_die(image);  // written back durably, not just replayed
+  expect_entries(*log, 1, 32);
+}
+
+// A WAL torn in its last record by a crash: the journal has that record.
+TEST(RocksLog, TornWalTailOfACrashIsCompletedFromTheJournal) {
+  leasehold::testing::TempDir dir("log");
+  const std::string image = dir.path() + "/image";
+  {
+    auto log = open_or_die(dir.path() + "/live");
+    append_entries(*log, 1, 30);
+    crash_image(dir.path() + "/live", image);
+  }
+  const std::string wal = newest_wal(image);
+  fs::resize_file(wal, fs::file_size(wal) - 40);  // cuts into the last record (entry 30)
+  auto log = open_or_die(image);
+  ASSERT_NE(log, nullptr);
+  expect_entries(*log, 1, 30);
+}
+
+// After a clean close RocksDB's WAL was synced and the journal emptied: a
+// cut WAL then lost acknowledged entries, and open says so instead of
+// starting without them, unless told to (--recover-lost-log).
+TEST(RocksLog, EntriesCutFromTheWalAfterACleanCloseAreReportedLost) {
   leasehold::testing::TempDir dir("log");
   {
     auto log = open_or_die(dir.path());
     append_entries(*log, 1, 30);
   }
   const std::string wal = newest_wal(dir.path());
-  ASSERT_FALSE(wal.empty());
-  const auto size = fs::file_size(wal);
-  ASSERT_GT(size, 100u);
-  fs::resize_file(wal, size - 40);  // cuts into the last record (entry 30)
-  auto log = open_or_die(dir.path());
+  fs::resize_file(wal, fs::file_size(wal) - 40);  // cuts into entry 30
+  auto refused = open_rocksdb_log({.dir = dir.path()});
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kCorruption);
+  EXPECT_NE(refused.status().message().find("lost entries 30..30"), std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("--recover-lost-log"), std::string::npos);
+
+  auto log = open_rocksdb_log({.dir = dir.path(), .accept_lost_entries = true});
+  ASSERT_TRUE(log.is_ok()) << log.status().to_string();
+  EXPECT_EQ((*log)->position().last, 29u);
+  expect_entries(**log, 1, 29);
+  append_entries(**log, 30, 31);
+}
+
+// A journal that holds one record at a time: every append first syncs
+// RocksDB's WAL and starts a new generation; nothing is lost on the way.
+TEST(RocksLog, AFullJournalStartsOverAfterSyncingTheWal) {
+  leasehold::testing::TempDir dir("log");
+  const std::string image = dir.path() + "/image";
+  const RocksLogOptions small{.dir = dir.path() + "/live", .journal_bytes = 3 * 4096};
+  {
+    auto log = open_rocksdb_log(small);
+    ASSERT_TRUE(log.is_ok()) << log.status().to_string();
+    append_entries(**log, 1, 40);
+    crash_image(small.dir, image);
+  }
+  EXPECT_EQ(fs::file_size(image + "/journal"), 3u * 4096);
+  // Only the last entry is in the journal; RocksDB's synced WAL has the rest.
+  const std::string wal = newest_wal(image);
+  fs::resize_file(wal, fs::file_size(wal) - 40);
+  auto log = open_or_die(image);
   ASSERT_NE(log, nullptr);
-  EXPECT_EQ(log->position().last, 29u);
-  expect_entries(*log, 1, 29);
-  append_entries(*log, 30, 31);
+  expect_entries(*log, 1, 40);
+}
+
+// An entry larger than the whole journal takes RocksDB's own synced write.
+TEST(RocksLog, AnEntryLargerThanTheJournalIsWrittenToRocksDbSynced) {
+  leasehold::testing::TempDir dir("log");
+  const RocksLogOptions small{.dir = dir.path(), .journal_bytes = 3 * 4096};
+  const std::string big(20000, 'b');
+  {
+    auto log = open_rocksdb_log(small);
+    ASSERT_TRUE(log.is_ok()) << log.status().to_string();
+    append_entries(**log, 1, 3);
+    auto r = append_sync(**log, big);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(*r, 4u);
+    auto after = append_sync(**log, "after");
+    ASSERT_TRUE(after.is_ok()) << after.status().to_string();
+  }
+  auto log = open_or_die(dir.path());
+  auto entries = read_all(*log, 1);
+  ASSERT_TRUE(entries.is_ok());
+  ASSERT_EQ(entries->size(), 5u);
+  EXPECT_EQ((*entries)[3].second, big);
+  EXPECT_EQ((*entries)[4].second, "after");
+}
+
+// A data dir from before the journal: opened with the strict WAL recovery
+// it was written for, and given a journal.
+TEST(RocksLog, ADataDirWithoutAJournalIsOpenedStrictlyAndGetsOne) {
+  leasehold::testing::TempDir dir("log");
+  const std::string old_a = dir.path() + "/a";
+  const std::string old_b = dir.path() + "/b";
+  {
+    auto log = open_or_die(old_a);
+    append_entries(*log, 1, 30);
+  }
+  fs::remove(old_a + "/journal");
+  fs::copy(old_a, old_b, fs::copy_options::recursive);
+  {
+    auto log = open_or_die(old_a);
+    expect_entries(*log, 1, 30);
+    EXPECT_TRUE(fs::exists(old_a + "/journal"));
+  }
+  const std::string wal = newest_wal(old_b);
+  const auto size = fs::file_size(wal);
+  {
+    std::fstream f(wal, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(size / 3));
+    const char c = static_cast<char>(f.get());
+    f.seekp(static_cast<std::streamoff>(size / 3));
+    f.put(static_cast<char>(c ^ 0x5a));
+  }
+  auto log = open_rocksdb_log({.dir = old_b});
+  ASSERT_FALSE(log.is_ok());
+  EXPECT_EQ(log.status().code(), ErrorCode::kCorruption) << log.status().to_string();
+  EXPECT_FALSE(fs::exists(old_b + "/journal"));
 }
 
 TEST(RocksLog, GarbageAfterTheLastWalRecordIsTolerated) {
@@ -345,7 +473,8 @@ TEST(RocksLog, GarbageAfterTheLastWalRecordIsTolerated) {
 }
 
 // Damage in the middle of the WAL would hide acknowledged entries after it:
-// open must fail rather than silently drop them.
+// open must fail rather than silently drop them (RocksDB keeps the prefix
+// before the damage; the emptied journal's start says more was durable).
 TEST(RocksLog, DamageInTheMiddleOfTheWalFailsOpen) {
   leasehold::testing::TempDir dir("log");
   {

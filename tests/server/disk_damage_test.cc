@@ -1,6 +1,7 @@
 // DISK DAMAGE: fencing tokens never go backwards, whatever happened to the
-// data dir. A clean stop, then the RocksDB WAL truncated to 0 or to half,
-// the log deleted, an old log restored under a newer snapshot, the revision
+// data dir. A clean stop, then the RocksDB WAL truncated to 0 or to half
+// (the log's journal names the lost entries), the log deleted (the revision
+// record does), an old log restored under a newer snapshot, the revision
 // record deleted or damaged: each start is refused with a message that names
 // the file and the missing range, or recovers (--recover-lost-log) with
 // tokens above every token handed out before, every session expired, and no
@@ -103,11 +104,12 @@ TEST_F(DiskDamage, WalTruncatedToZeroIsRefusedThenRecoveredAboveEveryToken) {
   stop_cleanly();
   for (const fs::path& wal : wal_files()) fs::resize_file(wal, 0);
 
+  // The journal (emptied by the clean stop) says which entries were durable.
   auto refused = server_.run_to_exit(data());
   ASSERT_TRUE(refused) << "the server started on a log that lost data";
   EXPECT_NE(refused->code, 0);
-  EXPECT_NE(refused->stderr_text.find("revision-record"), std::string::npos) << refused->stderr_text;
-  EXPECT_NE(refused->stderr_text.find("revisions 1.."), std::string::npos) << refused->stderr_text;
+  EXPECT_NE(refused->stderr_text.find("the log lost entries 1.."), std::string::npos) << refused->stderr_text;
+  EXPECT_NE(refused->stderr_text.find("/journal"), std::string::npos) << refused->stderr_text;
   EXPECT_NE(refused->stderr_text.find("--recover-lost-log"), std::string::npos) << refused->stderr_text;
 
   start({"--recover-lost-log"});
@@ -122,10 +124,11 @@ TEST_F(DiskDamage, WalTruncatedToHalfIsRefused) {
   auto refused = server_.run_to_exit(data());
   ASSERT_TRUE(refused) << "the server started on a half log";
   EXPECT_NE(refused->code, 0);
-  // RocksDB itself may notice the torn WAL; either way the start is refused
-  // with a message naming what is wrong.
+  // RocksDB itself, the journal or the revision record notices the loss;
+  // each way the start is refused with a message naming what is wrong.
   const bool named = refused->stderr_text.find("revision-record") != std::string::npos ||
-                     refused->stderr_text.find("rocksdb") != std::string::npos;
+                     refused->stderr_text.find("rocksdb") != std::string::npos ||
+                     refused->stderr_text.find("journal") != std::string::npos;
   EXPECT_TRUE(named) << refused->stderr_text;
   start({"--recover-lost-log"});
   expect_recovered_above(high);
@@ -135,7 +138,9 @@ TEST_F(DiskDamage, DeletedLogIsRefused) {
   start();
   const std::int64_t high = make_history(20);
   stop_cleanly();
+  // All of the log, journal included: the revision record still knows.
   fs::remove_all(data() + "/rocksdb");
+  fs::remove(data() + "/journal");
   auto refused = server_.run_to_exit(data());
   ASSERT_TRUE(refused) << "the server started without its log";
   EXPECT_NE(refused->code, 0);
