@@ -1,6 +1,8 @@
-// torture/faults/disk_fault_shim_core.cc: the shim's state: which fds are
-// under LEASEHOLD_FAULT_DIR, the faults in the control file, and the journal
-// of durable facts (torture/faults/disk_fault_shim.h). One mutex guards it.
+// torture/faults/disk_fault_shim_core.cc: the shim's state
+// (disk_fault_shim_state.h): which fds are under LEASEHOLD_FAULT_DIR, the
+// faults in the control file, the journal of durable facts, and what opens,
+// renames and unlinks change in it (torture/faults/disk_fault_shim.h).
+// Writes and syncs are in disk_fault_shim_undo.cc. One mutex guards it.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,48 +11,26 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
 #include "torture/faults/disk_fault_shim.h"
 #include "torture/faults/disk_fault_shim_internal.h"
+#include "torture/faults/disk_fault_shim_state.h"
 
 namespace leasehold::torture::disk_fault::detail {
-namespace {
 
-// close() without the shim's bookkeeping (safe with the mutex held).
 int close_untracked(int fd) {
   REAL(close);
   return real_close(fd);
 }
 
-struct Tracked {
-  std::string path;
-  bool dir = false;
-};
-
-struct Faults {
-  bool eio_write = false;
-  bool eio_fsync = false;
-  bool enospc = false;
-};
-
-struct Shim {
-  std::mutex mu;
-  bool enabled = false;
-  std::string dir;      // realpath of LEASEHOLD_FAULT_DIR
-  std::string control;  // control file path, may be empty
-  std::string journal;  // journal path, may be empty
-  int journal_fd = -1;
-  unsigned backups = 0;
-  std::unordered_map<int, Tracked> fds;
-  Faults faults;
-  struct stat control_seen {};
-  bool control_present = false;
-};
+namespace {
 
 std::string resolve(int dirfd, const char* path);
+
+}  // namespace
 
 Shim& shim() {
   static Shim* s = [] {
@@ -69,10 +49,16 @@ Shim& shim() {
     }
     if (const char* c = std::getenv(kControlEnv)) x->control = c;
     if (const char* j = std::getenv(kJournalEnv)) x->journal = j;
+    char cwd[4096];  // absolute, so the lines that name files beside it work from any directory
+    if (!x->journal.empty() && x->journal[0] != '/' && getcwd(cwd, sizeof cwd) != nullptr) {
+      x->journal = std::string(cwd) + "/" + x->journal;
+    }
     return x;
   }();
   return *s;
 }
+
+namespace {
 
 bool under_dir(const Shim& s, const std::string& path) {
   return path.size() >= s.dir.size() && path.compare(0, s.dir.size(), s.dir) == 0 &&
@@ -109,21 +95,8 @@ std::string resolve(int dirfd, const char* path) {
   return out;
 }
 
-// Appends one journal line (mu held).
-void journal(Shim& s, const char* op, unsigned long long size, const std::string& a, const std::string& b = {},
-             const std::string& c = {}) {
-  REAL(open);
-  REAL(write);
-  if (s.journal.empty()) return;
-  if (s.journal_fd < 0) s.journal_fd = real_open(s.journal.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (s.journal_fd < 0) return;
-  std::string line = std::string(op) + "\t" + std::to_string(size) + "\t" + a;
-  if (!b.empty()) line += "\t" + b + "\t" + (c.empty() ? "-" : c);
-  line += "\n";
-  [[maybe_unused]] const ssize_t n = real_write(s.journal_fd, line.data(), line.size());
-}
+}  // namespace
 
-// The faults now in force (mu held): re-reads the control file on change.
 const Faults& current_faults(Shim& s) {
   if (s.control.empty()) return s.faults;
   struct stat st {};
@@ -155,16 +128,22 @@ const Faults& current_faults(Shim& s) {
   return s.faults;
 }
 
-}  // namespace
+bool journal_line(Shim& s, const std::string& line) {
+  REAL(open);
+  REAL(write);
+  if (s.journal.empty()) return false;
+  if (s.journal_fd < 0) s.journal_fd = real_open(s.journal.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (s.journal_fd < 0) return false;
+  return real_write(s.journal_fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+}
 
-// The error a write on `fd` must fail with (0: none).
-int write_fault(int fd) {
-  Shim& s = shim();
-  if (!s.enabled) return 0;
-  std::lock_guard lock(s.mu);
-  if (s.fds.find(fd) == s.fds.end()) return 0;
-  const Faults& f = current_faults(s);
-  return f.eio_write ? EIO : f.enospc ? ENOSPC : 0;
+void journal(Shim& s, const char* op, unsigned long long size, const std::string& a) {
+  journal_line(s, std::string(op) + "\t" + std::to_string(size) + "\t" + a + "\n");
+}
+
+std::string parent_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
 }
 
 // After a successful open: track the fd if it is under the directory.
@@ -177,14 +156,23 @@ static void after_open(int fd, bool created) {
   if (!under_dir(s, path)) return;
   struct stat st {};
   if (fstat(fd, &st) != 0) return;
-  s.fds[fd] = Tracked{path, S_ISDIR(st.st_mode)};
+  std::shared_ptr<File> file;
   if (S_ISREG(st.st_mode)) {
+    std::shared_ptr<File>& known = s.files[path];
+    if (created || !known) {
+      if (known) drop(s, *known);  // a file deleted behind the shim's back
+      known = std::make_shared<File>();
+      known->path = path;
+      known->durable = created ? 0 : static_cast<unsigned long long>(st.st_size);
+    }
+    file = known;
     if (created) {
       journal(s, "create", 0, path);
     } else {
       journal(s, "open", static_cast<unsigned long long>(st.st_size), path);
     }
   }
+  s.fds[fd] = Tracked{path, S_ISDIR(st.st_mode), file};
 }
 
 // After a successful dup of `from` onto `to`: `to` is tracked as `from` is.
@@ -212,27 +200,6 @@ int do_openat(int dirfd, const char* path, int flags, mode_t mode, bool large) {
   const int fd = large ? real_openat64(dirfd, path, flags, mode) : real_openat(dirfd, path, flags, mode);
   after_open(fd, created);
   return fd;
-}
-
-// fsync/fdatasync: fail under eio-fsync; journal success.
-int do_sync(int fd, int (*sync)(int)) {
-  Shim& s = shim();
-  if (sync_fault(fd)) {
-    errno = EIO;
-    return -1;
-  }
-  const int rc = sync(fd);
-  if (rc != 0 || !s.enabled) return rc;
-  std::lock_guard lock(s.mu);
-  auto it = s.fds.find(fd);
-  if (it == s.fds.end()) return rc;
-  struct stat st {};
-  if (it->second.dir) {
-    journal(s, "dirsync", 0, it->second.path);
-  } else if (fstat(fd, &st) == 0) {
-    journal(s, "sync", static_cast<unsigned long long>(st.st_size), it->second.path);
-  }
-  return rc;
 }
 
 // Copies `from` to a new backup file beside the journal; returns its path.
@@ -265,7 +232,22 @@ int do_rename(int olddirfd, const char* oldpath, int newdirfd, const char* newpa
   if (!under_dir(s, to) && !under_dir(s, from)) return real_renameat2(olddirfd, oldpath, newdirfd, newpath, flags);
   const std::string backup = exists_at(AT_FDCWD, to.c_str()) ? backup_copy(s, to) : std::string();
   const int rc = real_renameat2(olddirfd, oldpath, newdirfd, newpath, flags);
-  if (rc == 0) journal(s, "rename", 0, from, to, backup);
+  if (rc != 0 || from == to) return rc;
+  journal_line(s, "rename\t0\t" + from + "\t" + to + "\t" + (backup.empty() ? "-" : backup) + "\n");
+  if (auto it = s.files.find(to); it != s.files.end()) {
+    // The replaced file's entries stay live until the rename is durable.
+    File& replaced = *it->second;
+    if (replaced.pending > 0) s.orphans[parent_of(to)] += replaced.pending;
+    replaced.pending = 0;
+    replaced.gone = true;
+    s.files.erase(it);
+  }
+  if (auto it = s.files.find(from); it != s.files.end()) {
+    std::shared_ptr<File> moved = it->second;
+    s.files.erase(it);
+    moved->path = to;
+    s.files[to] = moved;
+  }
   return rc;
 }
 
@@ -277,6 +259,10 @@ int do_unlink(int dirfd, const char* path, int flags) {
   if (rc == 0 && s.enabled && (flags & AT_REMOVEDIR) == 0) {
     std::lock_guard lock(s.mu);
     if (under_dir(s, full)) journal(s, "unlink", 0, full);
+    if (auto it = s.files.find(full); it != s.files.end()) {
+      drop(s, *it->second);
+      s.files.erase(it);
+    }
   }
   return rc;
 }

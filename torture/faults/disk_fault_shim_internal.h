@@ -1,13 +1,16 @@
 // torture/faults/disk_fault_shim_internal.h: the shim's bookkeeping, shared
 // by disk_fault_shim.cc (the intercepted calls) and disk_fault_shim_core.cc
-// (fd table, control file, journal). Internal to the shim. Every function is
-// thread-safe (one mutex in the core).
+// (fd table, control file, journal, undo entries). Internal to the shim.
+// Every function is thread-safe (one mutex in the core, plus one sync gate
+// per file: see WriteHold).
 #pragma once
 
 #include <dlfcn.h>
 #include <sys/types.h>
 
 #include <cstring>
+#include <memory>
+#include <shared_mutex>
 
 namespace leasehold::torture::disk_fault::detail {
 
@@ -21,8 +24,30 @@ F real(const char* name) {
   return f;
 }
 
-// The error a write on `fd` must fail with under the control file (0: none).
-int write_fault(int fd);
+// A regular file under the directory (disk_fault_shim_core.cc).
+struct File;
+
+// Held from before a write on a journaled file until the real write has
+// returned: a shared hold of the file's sync gate, which a sync of that file
+// holds exclusively, so every write lands wholly before or wholly after a
+// sync (and its undo entry is voided by that sync only if it was before).
+struct WriteHold {
+  std::shared_ptr<File> file;
+  std::shared_lock<std::shared_mutex> gate;  // of `file`; released first
+};
+
+// Where begin_write's write lands besides an explicit offset.
+inline constexpr long long kAtPosition = -1;  // the fd's file position
+inline constexpr long long kAtEnd = -2;       // the end of the file
+
+// Before a write that may change `length` bytes at `offset` of fd's file
+// (kAtPosition, kAtEnd; an O_APPEND fd writes at the end whatever the
+// offset). Returns the errno the write must fail with: the control file's
+// fault, or the error that kept the shim from saving the bytes the write
+// would overwrite inside the file's durable range (it never lets such a
+// write happen unjournaled). Returns 0 when the write may go ahead; `hold`
+// must then live until the real call returns.
+int begin_write(int fd, long long offset, unsigned long long length, WriteHold& hold);
 // True when a sync of `fd` must fail with EIO.
 bool sync_fault(int fd);
 // Bookkeeping around the real calls.

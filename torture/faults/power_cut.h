@@ -4,16 +4,25 @@
 // durable is dropped, as a power loss would:
 //   - a file whose creation (or rename into place) was not followed by an
 //     fsync of its directory is deleted (a rename is undone instead, and
-//     the file it replaced is restored from the shim's backup copy);
-//   - every other journaled file is truncated to its size at its last
-//     successful fsync/fdatasync (or at its first open, if never synced).
-// Limits (docs/faults.md): the model is append-only files (RocksDB's WAL,
-// MANIFEST and SSTs; write-tmp-fsync-rename files): an overwrite of bytes
-// already fsynced is not undone, an unlink is never undone, and O_TRUNC of
-// an existing file is not undone.
+//     the file it replaced is restored from the shim's backup copy, then
+//     cut back as below);
+//   - every other journaled file gets back every byte an overwrite changed
+//     since its last successful fsync/fdatasync (the `undo` entries after
+//     its last `sync` line, restored newest first so the oldest pre-image,
+//     the synced one, stays; only bytes below the synced size), then is
+//     truncated to its size at that sync (or at its first open, if never
+//     synced). So every byte reads as it did at that sync, for in-place
+//     writes (preallocated files) as for appends.
+// A last journal line without its newline (torn by the kill) is ignored.
+// Limits (docs/faults.md): an unlink, an O_TRUNC of an existing file, an
+// ftruncate/truncate below the synced size, and writes the shim does not
+// see (mmap, stdio, copy_file_range/sendfile/splice) are not undone.
 //
-// Errors: kIoError when the journal cannot be read or a file cannot be
-// changed; kInvalidArgument on a malformed journal line.
+// Errors: kIoError when the journal or an undo data file cannot be read
+// (or is shorter than a line says) or a file cannot be changed;
+// kInvalidArgument on a malformed journal line, or an `undo` line for a
+// file no earlier line opened or created. On an error the files may be
+// partly cut and the journal is not renamed.
 // Thread-safety: free function; run it only while the process is dead.
 #pragma once
 
@@ -27,9 +36,11 @@ namespace leasehold::torture {
 
 struct PowerCutReport {
   std::vector<std::string> deleted;
-  std::vector<std::string> renames_undone;
-  std::vector<std::string> truncated;  // "<path> <old size> -> <new size>"
-  std::uint64_t bytes_dropped = 0;
+  std::vector<std::string> renames_undone;     // "<from> <- <to>"
+  std::vector<std::string> overwrites_undone;  // "<path> [<begin>, <end>)", per undo entry restored
+  std::vector<std::string> truncated;          // "<path> <old size> -> <new size>"
+  std::uint64_t bytes_dropped = 0;   // bytes of deleted files, plus bytes cut off by truncation
+  std::uint64_t bytes_restored = 0;  // bytes written back by the undone overwrites
 };
 
 // Applies the cut, then renames the journal to "<journal>.cut" (so a later

@@ -1,5 +1,6 @@
 // `leasehold-power-cut JOURNAL`: drops every byte the process that wrote
-// JOURNAL (through the disk-fault shim) had not fsynced. Run it after
+// JOURNAL (through the disk-fault shim) had not fsynced, and puts back the
+// fsynced bytes it had overwritten since. Run it after
 // kill -9 of that process (torture/faults/power_cut.h). Exit 0 with a
 // summary on stdout; 1 with the error on stderr.
 #include <iostream>
@@ -18,7 +19,9 @@ int main(int argc, char** argv) {
   }
   for (const auto& p : report->deleted) std::cout << "deleted " << p << "\n";
   for (const auto& p : report->renames_undone) std::cout << "rename undone " << p << "\n";
+  for (const auto& p : report->overwrites_undone) std::cout << "overwrite undone " << p << "\n";
   for (const auto& p : report->truncated) std::cout << "truncated " << p << "\n";
   std::cout << "bytes dropped " << report->bytes_dropped << "\n";
+  std::cout << "bytes restored " << report->bytes_restored << "\n";
   return 0;
 }
