@@ -1,8 +1,12 @@
 // bench/load/ceiling.h: the physical ceiling of a durable lock service on
 // this machine, measured in the same run as the table (issue 14):
 //
-//   fsync  p50 of fdatasync() after a small append, in the data dir's
-//          filesystem (what one group commit costs at least);
+//   fsync  p50 of fdatasync() after an in-place 4 KiB write into a
+//          preallocated file, in the data dir's filesystem: the cheapest
+//          durable write the disk offers, and what the log's journal does
+//          per group commit (log/entry_journal.h). Before run 18 it was
+//          measured after a 512-byte append, which also writes the file's
+//          new size (0.04-0.05 ms more on this VM, bench/RESULTS.md run 18);
 //   RTT    p50 of a PING round trip to the leasehold server on loopback.
 //
 // From them: the W2 hand-off ceiling 1 / (fsync + RTT) grants/s (each
@@ -33,8 +37,9 @@ struct ProbeBounds {
 // The short probe taken before every cell.
 inline constexpr ProbeBounds kBetweenCellsProbe{40, std::chrono::milliseconds(300)};
 
-// p50/p99 of fdatasync() after a 512-byte append to a fresh file in `dir`
-// (removed afterwards), at most bounds.max_samples or bounds.max_time.
+// p50/p99 of fdatasync() after each in-place 4 KiB write into a fresh file in
+// `dir` (64 blocks, written and fsynced before the timed writes; removed
+// afterwards), at most bounds.max_samples or bounds.max_time.
 Result<LatencySummary> probe_fsync(const std::string& dir, ProbeBounds bounds = {});
 
 // p50/p99 of PING round trips on one new connection to `endpoint`
