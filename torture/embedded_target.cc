@@ -68,6 +68,8 @@ class EmbeddedTarget final : public Target {
                      server_.kill9();
                      std::error_code ec;
                      std::filesystem::remove_all(data_dir_ + "/rocksdb", ec);
+                     // The journal too: it alone would give the entries back.
+                     if (!ec) std::filesystem::remove(data_dir_ + "/journal", ec);
                      return ec ? Status(ErrorCode::kIoError, "cannot remove the log: " + ec.message()) : Status();
                    },
                    [this] { return server_.restart(); }, milliseconds(100), milliseconds(1000), true});
