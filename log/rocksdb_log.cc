@@ -99,6 +99,7 @@ class RocksLog final : public Log {
   const RocksLogOptions options_;
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<EntryJournal> journal_;  // writer thread only, after open()
+  bool writer_started_ = false;  // open() completed
   std::atomic<LogIndex> first_{0};
   std::atomic<LogIndex> last_{0};
   std::atomic<LogIndex> snapshot_{0};
@@ -127,9 +128,11 @@ RocksLog::~RocksLog() {
     cv_.notify_one();
     writer_.join();
   }
-  if (db_ && journal_ && failed_.is_ok()) {
+  if (writer_started_ && failed_.is_ok()) {
     // A clean close leaves everything in RocksDB's synced WAL and an empty
     // journal, so damage to RocksDB found later is reported, not repaired.
+    // Only after a complete open(): a refused one leaves the journal as it
+    // found it, so the next open is refused the same way.
     if (Status st = sync_and_restart_journal(); !st) {
       spdlog::warn("log: closing without emptying the journal error=\"{}\"", st.message());
     }
@@ -172,6 +175,7 @@ Status RocksLog::open() {
   if (Status st = scan_entries(); !st) return st;
   if (Status st = open_journal(journal_existed); !st) return st;
   writer_ = std::thread([this] { writer_loop(); });
+  writer_started_ = true;
   return Status::ok();
 }
 

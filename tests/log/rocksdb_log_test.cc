@@ -375,6 +375,10 @@ TEST(RocksLog, EntriesCutFromTheWalAfterACleanCloseAreReportedLost) {
   EXPECT_NE(refused.status().message().find("lost entries 30..30"), std::string::npos)
       << refused.status().message();
   EXPECT_NE(refused.status().message().find("--recover-lost-log"), std::string::npos);
+  // The refusal changed nothing: asked again, the log says the same.
+  auto again = open_rocksdb_log({.dir = dir.path()});
+  ASSERT_FALSE(again.is_ok());
+  EXPECT_EQ(again.status().message(), refused.status().message());
 
   auto log = open_rocksdb_log({.dir = dir.path(), .accept_lost_entries = true});
   ASSERT_TRUE(log.is_ok()) << log.status().to_string();
