@@ -16,6 +16,7 @@
 
 #include "core/command_codec.h"
 #include "core/state_machine.h"
+#include "log/entry_journal.h"
 #include "log/etcd_log_format.h"
 #include "log/log_format.h"
 #include "resp/writer.h"
@@ -157,6 +158,12 @@ std::string u64le(std::uint64_t v) {
   return out;
 }
 
+std::string u32le(std::uint32_t v) {
+  std::string out;
+  log::put_u32_le(out, v);
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -254,6 +261,23 @@ int main(int argc, char** argv) {
         log::encode_etcd_snapshot_meta({8, count, snap.size(), log::crc32_update(0, snap)});
     emit("etcd_log", n++, std::string(1, '\x02') + meta + body);
     emit("etcd_log", n++, std::string(1, '\x05') + meta + body);  // meta rewritten by the target
+  }
+  // entry_journal: control bit 0 clear = [u8 records][u16 LE length, payload]...
+  // [u32 LE offset, u8 xor]...; set = a whole journal file.
+  n = 0;
+  {
+    const auto piece = [](std::string_view p) {
+      return std::string(1, static_cast<char>(p.size() & 0xff)) + static_cast<char>(p.size() >> 8) + std::string(p);
+    };
+    const auto flip = [](std::uint32_t at, char x) { return u32le(at) + std::string(1, x); };
+    const std::string three = std::string(1, '\x00') + '\x03' + piece("first entry") + piece("") +
+                              piece(std::string(5000, 'x'));  // the third spans two blocks
+    emit("entry_journal", n++, three);
+    emit("entry_journal", n++, three + flip(3 * 4096 + 9, '\x01'));            // the second's index: refused
+    emit("entry_journal", n++, three + flip(4 * 4096 + 20 + 4500, '\x40'));    // the last torn: two entries
+    emit("entry_journal", n++, std::string(1, '\x01') + std::string(4096, '\0') +
+                                   log::encode_journal_header(1, 7, 1) + log::encode_journal_record(7, 1, "one") +
+                                   log::encode_journal_record(7, 2, "two"));
   }
   std::printf("seed corpora written under %s/corpus\n", g_dir.c_str());
   return 0;

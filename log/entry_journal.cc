@@ -53,7 +53,9 @@ std::uint64_t random_nonce() {
   return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
 }
 
-std::string encode_header(std::uint64_t generation, std::uint64_t nonce, LogIndex start) {
+}  // namespace
+
+std::string encode_journal_header(std::uint64_t generation, std::uint64_t nonce, LogIndex start) {
   std::string h(kHeaderMagic);
   put_u64_le(h, generation);
   put_u64_le(h, nonce);
@@ -62,6 +64,8 @@ std::string encode_header(std::uint64_t generation, std::uint64_t nonce, LogInde
   h.resize(EntryJournal::kBlockBytes, '\0');
   return h;
 }
+
+namespace {
 
 struct Header {
   std::uint64_t generation = 0;
@@ -107,7 +111,7 @@ Status create_journal_file(const std::string& path, std::size_t size, LogIndex s
     st = pwrite_all(fd, std::string_view(zeros).substr(0, std::min(zeros.size(), size - off)), off, tmp);
   }
   // Generation 1 lives in slot 1 (generation % 2), as restart() would put it.
-  if (st) st = pwrite_all(fd, encode_header(1, random_nonce(), start), EntryJournal::kBlockBytes, tmp);
+  if (st) st = pwrite_all(fd, encode_journal_header(1, random_nonce(), start), EntryJournal::kBlockBytes, tmp);
   if (st && ::fsync(fd) != 0) st = io_error("fsync", tmp);
   if (::close(fd) != 0 && st) st = io_error("close", tmp);
   if (st && ::rename(tmp.c_str(), path.c_str()) != 0) st = io_error("rename to " + path, tmp);
@@ -142,11 +146,6 @@ Result<std::unique_ptr<EntryJournal>> EntryJournal::open(const std::string& path
     return st;
   }
   std::unique_ptr<EntryJournal> journal(new EntryJournal(path, fd, static_cast<std::size_t>(sb.st_size)));
-  if (journal->size_ % kBlockBytes != 0 || journal->size_ < 3 * kBlockBytes) {
-    return Status(ErrorCode::kCorruption, path + ": " + std::to_string(journal->size_) +
-                                              " bytes is not a whole number of at least 3 blocks of " +
-                                              std::to_string(kBlockBytes));
-  }
   if (Status st = journal->recover(); !st) return st;
   return journal;
 }
@@ -156,6 +155,54 @@ EntryJournal::EntryJournal(std::string path, int fd, std::size_t size)
 
 EntryJournal::~EntryJournal() {
   if (fd_ >= 0) ::close(fd_);
+}
+
+Result<ParsedJournal> parse_entry_journal(std::string_view all, const std::string& name) {
+  constexpr std::size_t kBlockBytes = EntryJournal::kBlockBytes;
+  if (all.size() % kBlockBytes != 0 || all.size() < 3 * kBlockBytes) {
+    return Status(ErrorCode::kCorruption, name + ": " + std::to_string(all.size()) +
+                                              " bytes is not a whole number of at least 3 blocks of " +
+                                              std::to_string(kBlockBytes));
+  }
+  const std::optional<Header> a = decode_header(all.substr(0, kBlockBytes));
+  const std::optional<Header> b = decode_header(all.substr(kBlockBytes, kBlockBytes));
+  if (!a && !b) return Status(ErrorCode::kCorruption, name + ": neither header block is valid");
+  const Header h = !b || (a && a->generation > b->generation) ? *a : *b;
+  ParsedJournal out;
+  out.generation = h.generation;
+  out.nonce = h.nonce;
+  out.start_index = h.start;
+  out.next_offset = kFirstRecordOffset;
+  LogIndex next_index = h.start;
+  while (auto record = decode_record(all, out.next_offset, h.nonce)) {
+    if (record->first != next_index) break;
+    out.entries.emplace_back(record->first, std::string(record->second));
+    out.next_offset += record_bytes(record->second.size());
+    ++next_index;
+  }
+  // Nothing of this generation may follow the end: that would be an
+  // acknowledged record behind damage.
+  for (std::size_t off = out.next_offset; off < all.size(); off += kBlockBytes) {
+    if (auto later = decode_record(all, off, h.nonce)) {
+      return Status(ErrorCode::kCorruption,
+                    name + ": the record at offset " + std::to_string(out.next_offset) + " (entry " +
+                        std::to_string(next_index) + ") is damaged, and entry " +
+                        std::to_string(later->first) + " follows it at offset " + std::to_string(off));
+    }
+  }
+  return out;
+}
+
+std::string encode_journal_record(std::uint64_t nonce, LogIndex index, std::string_view payload) {
+  std::string out(kRecordMagic);
+  put_u32_le(out, 0);  // the crc, below
+  put_u64_le(out, index);
+  put_u32_le(out, static_cast<std::uint32_t>(payload.size()));
+  const std::uint32_t crc = record_crc(nonce, std::string_view(out).substr(8, 12), payload);
+  for (int i = 0; i < 4; ++i) out[4 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+  out.append(payload);
+  out.resize(record_bytes(payload.size()), '\0');
+  return out;
 }
 
 Status EntryJournal::recover() {
@@ -168,32 +215,14 @@ Status EntryJournal::recover() {
     if (n == 0) return Status(ErrorCode::kIoError, "read " + path_ + ": ended early");
     got += static_cast<std::size_t>(n);
   }
-  const std::string_view all(file);
-  const std::optional<Header> a = decode_header(all.substr(0, kBlockBytes));
-  const std::optional<Header> b = decode_header(all.substr(kBlockBytes, kBlockBytes));
-  if (!a && !b) return Status(ErrorCode::kCorruption, path_ + ": neither header block is valid");
-  const Header h = !b || (a && a->generation > b->generation) ? *a : *b;
-  generation_ = h.generation;
-  nonce_ = h.nonce;
-  recovered_.start_index = h.start;
-  next_index_ = h.start;
-  next_offset_ = kFirstRecordOffset;
-  while (auto record = decode_record(all, next_offset_, nonce_)) {
-    if (record->first != next_index_) break;
-    recovered_.entries.emplace_back(record->first, std::string(record->second));
-    next_offset_ += record_bytes(record->second.size());
-    ++next_index_;
-  }
-  // Nothing of this generation may follow the end: that would be an
-  // acknowledged record behind damage.
-  for (std::size_t off = next_offset_; off < size_; off += kBlockBytes) {
-    if (auto later = decode_record(all, off, nonce_)) {
-      return Status(ErrorCode::kCorruption,
-                    path_ + ": the record at offset " + std::to_string(next_offset_) + " (entry " +
-                        std::to_string(next_index_) + ") is damaged, and entry " +
-                        std::to_string(later->first) + " follows it at offset " + std::to_string(off));
-    }
-  }
+  auto parsed = parse_entry_journal(file, path_);
+  if (!parsed) return parsed.status();
+  generation_ = parsed->generation;
+  nonce_ = parsed->nonce;
+  next_index_ = parsed->start_index + parsed->entries.size();
+  next_offset_ = parsed->next_offset;
+  recovered_.start_index = parsed->start_index;
+  recovered_.entries = std::move(parsed->entries);
   return Status::ok();
 }
 
@@ -208,17 +237,10 @@ bool EntryJournal::fits_when_empty(std::size_t payload_bytes) const {
 Status EntryJournal::append(LogIndex index, std::string_view payload, bool sync) {
   LEASEHOLD_ASSERT(index == next_index_, "journal append of entry {} where entry {} is next", index, next_index_);
   LEASEHOLD_ASSERT(fits(payload.size()), "journal append of {} bytes that do not fit", payload.size());
-  buffer_.assign(kRecordMagic);
-  put_u32_le(buffer_, 0);  // the crc, below
-  put_u64_le(buffer_, index);
-  put_u32_le(buffer_, static_cast<std::uint32_t>(payload.size()));
-  const std::uint32_t crc = record_crc(nonce_, std::string_view(buffer_).substr(8, 12), payload);
-  for (int i = 0; i < 4; ++i) buffer_[4 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
-  buffer_.append(payload);
-  buffer_.resize(record_bytes(payload.size()), '\0');
-  if (Status st = pwrite_all(fd_, buffer_, next_offset_, path_); !st) return st;
+  const std::string record = encode_journal_record(nonce_, index, payload);
+  if (Status st = pwrite_all(fd_, record, next_offset_, path_); !st) return st;
   if (sync && ::fdatasync(fd_) != 0) return io_error("fdatasync", path_);
-  next_offset_ += buffer_.size();
+  next_offset_ += record.size();
   ++next_index_;
   return Status::ok();
 }
@@ -227,7 +249,7 @@ Status EntryJournal::restart(LogIndex start_index) {
   const std::uint64_t generation = generation_ + 1;
   const std::uint64_t nonce = random_nonce();
   const std::size_t slot = (generation % 2) * kBlockBytes;
-  if (Status st = pwrite_all(fd_, encode_header(generation, nonce, start_index), slot, path_); !st) return st;
+  if (Status st = pwrite_all(fd_, encode_journal_header(generation, nonce, start_index), slot, path_); !st) return st;
   if (::fdatasync(fd_) != 0) return io_error("fdatasync", path_);
   generation_ = generation;
   nonce_ = nonce;

@@ -54,6 +54,23 @@
 
 namespace leasehold::log {
 
+// The journal's format without I/O (for open(), the tests and the fuzz
+// target fuzz/entry_journal_fuzzer.cc).
+struct ParsedJournal {
+  std::uint64_t generation = 0;
+  std::uint64_t nonce = 0;
+  LogIndex start_index = 0;
+  std::vector<std::pair<LogIndex, std::string>> entries;  // start_index, start_index+1, ...
+  std::size_t next_offset = 0;  // where the next record goes (a block boundary)
+};
+// A whole journal file's bytes, read by the Recovery rules above. Errors:
+// kCorruption naming `name` (a bad size, no valid header, damage before a
+// later record).
+Result<ParsedJournal> parse_entry_journal(std::string_view file, const std::string& name);
+// One header slot's block, and one record's blocks (zero-padded).
+std::string encode_journal_header(std::uint64_t generation, std::uint64_t nonce, LogIndex start_index);
+std::string encode_journal_record(std::uint64_t nonce, LogIndex index, std::string_view payload);
+
 class EntryJournal {
  public:
   static constexpr std::size_t kBlockBytes = 4096;
@@ -100,7 +117,7 @@ class EntryJournal {
 
  private:
   EntryJournal(std::string path, int fd, std::size_t size);
-  Status recover();
+  Status recover();  // reads the file and parse_entry_journal()s it
 
   std::string path_;
   int fd_ = -1;
@@ -110,7 +127,6 @@ class EntryJournal {
   LogIndex next_index_ = 0;
   std::size_t next_offset_ = 0;
   Recovered recovered_;
-  std::string buffer_;  // one record's blocks, reused
 };
 
 }  // namespace leasehold::log
