@@ -131,8 +131,8 @@ Result<std::unique_ptr<EntryJournal>> EntryJournal::open(const std::string& path
   std::filesystem::remove(path + ".tmp", ec);
   const bool created = !std::filesystem::exists(path, ec);
   if (created) {
-    if (Status st = create_journal_file(path, std::max(round_up_to_blocks(bytes), 3 * kBlockBytes),
-                                        start_if_created);
+    if (Status st = create_journal_file(
+            path, std::clamp(round_up_to_blocks(bytes), 3 * kBlockBytes, kMaxBytes), start_if_created);
         !st) {
       return st;
     }
@@ -146,6 +146,10 @@ Result<std::unique_ptr<EntryJournal>> EntryJournal::open(const std::string& path
     return st;
   }
   std::unique_ptr<EntryJournal> journal(new EntryJournal(path, fd, static_cast<std::size_t>(sb.st_size)));
+  if (journal->size_ > kMaxBytes) {  // read whole at open: a bound on that
+    return Status(ErrorCode::kCorruption, path + ": " + std::to_string(journal->size_) + " bytes is over the " +
+                                              std::to_string(kMaxBytes) + " a journal may have");
+  }
   if (Status st = journal->recover(); !st) return st;
   return journal;
 }

@@ -35,7 +35,7 @@
 //
 // Errors: kIoError (naming the file and errno) on any failed system call;
 // kCorruption as above, or when the file's size is not a whole number of
-// blocks of at least 3. After a failed append or restart the journal must
+// blocks of at least 3, or is over kMaxBytes. After a failed append or restart the journal must
 // not be used again (a failed fdatasync may have dropped the page cache's
 // copy); the caller stops taking writes.
 // Thread-safety: none; one thread (the log's writer) owns the object.
@@ -75,7 +75,7 @@ class EntryJournal {
  public:
   static constexpr std::size_t kBlockBytes = 4096;
   static constexpr std::size_t kRecordHeaderBytes = 20;
-  static constexpr std::size_t kDefaultBytes = 4u << 20;
+  static constexpr std::size_t kMaxBytes = 1u << 30;  // open() reads the whole file
 
   struct Recovered {
     LogIndex start_index = 0;  // the header's start index
@@ -83,7 +83,8 @@ class EntryJournal {
   };
 
   // Opens the journal at `path`. When the file does not exist it is created
-  // `bytes` long (rounded up to whole blocks, at least 3), zero-filled,
+  // `bytes` long (rounded up to whole blocks, at least 3, at most
+  // kMaxBytes), zero-filled,
   // synced and renamed into place (its directory synced), with a header
   // that starts at `start_if_created`; a stray "<path>.tmp" is removed.
   // An existing file keeps its own size.

@@ -142,7 +142,7 @@ TEST(EntryJournal, SpaceIsCountedInWholeBlocks) {
   EXPECT_TRUE(j->fits(one_block));
 }
 
-TEST(EntryJournal, AFileOfTheWrongSizeIsRefusedAndAStrayTmpRemoved) {
+TEST(EntryJournal, AFileOfTheWrongOrTooLargeSizeIsRefusedAndAStrayTmpRemoved) {
   leasehold::testing::TempDir dir("journal");
   const std::string path = dir.file("journal");
   { std::ofstream(path + ".tmp") << "half-made"; }
@@ -152,6 +152,10 @@ TEST(EntryJournal, AFileOfTheWrongSizeIsRefusedAndAStrayTmpRemoved) {
   EXPECT_EQ(j.status().code(), ErrorCode::kCorruption);
   EXPECT_NE(j.status().message().find("not a whole number of at least 3 blocks"), std::string::npos);
   EXPECT_FALSE(fs::exists(path + ".tmp"));
+  fs::resize_file(path, EntryJournal::kMaxBytes + kBlock);  // sparse: not read, refused first
+  auto huge = EntryJournal::open(path, 16 * kBlock, 1);
+  ASSERT_FALSE(huge.is_ok());
+  EXPECT_NE(huge.status().message().find("a journal may have"), std::string::npos) << huge.status().message();
 }
 
 }  // namespace
