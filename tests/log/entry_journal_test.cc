@@ -1,6 +1,7 @@
 // The entry journal on its own (log/entry_journal.h): creation, records
 // read back after reopen, a torn last record dropped, damage before a later
-// record refused, generations, the two header slots, and its limits.
+// record refused, generations, the two header slots, and its limits (whole
+// blocks, at most 1 GiB).
 #include "log/entry_journal.h"
 
 #include <gtest/gtest.h>
