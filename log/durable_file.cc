@@ -40,10 +40,15 @@ Status sync_directory(const std::string& dir) {
 }
 
 Status replace_file_durably(const std::string& path, std::string_view bytes) {
+  return replace_file_durably_with(path, [&](int fd, const std::string& tmp) { return write_all(fd, bytes, tmp); });
+}
+
+Status replace_file_durably_with(const std::string& path,
+                                 const std::function<Status(int fd, const std::string& tmp_path)>& write) {
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_error("create", tmp);
-  Status st = write_all(fd, bytes, tmp);
+  Status st = write(fd, tmp);
   if (st && ::fsync(fd) != 0) st = io_error("fsync", tmp);
   if (::close(fd) != 0 && st) st = io_error("close", tmp);
   if (st && ::rename(tmp.c_str(), path.c_str()) != 0) st = io_error("rename to " + path, tmp);

@@ -1,6 +1,6 @@
 // log/durable_file.h: whole-file writes that survive a crash, and whole-file
 // reads, for the embedded log's small side files (snapshots, the revision
-// record).
+// record, the zero-filled journal).
 //
 // replace_file_durably() writes "<path>.tmp", fsyncs it, renames it over
 // <path> and fsyncs the directory: after a crash the file holds either its
@@ -12,6 +12,7 @@
 // Thread-safety: free functions; callers keep distinct paths apart.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,10 @@
 namespace leasehold::log {
 
 Status replace_file_durably(const std::string& path, std::string_view bytes);
+// The same, with the bytes written by `write` into the new "<path>.tmp"
+// (an fd open for writing; `write` returns kIoError naming the tmp path).
+Status replace_file_durably_with(const std::string& path,
+                                 const std::function<Status(int fd, const std::string& tmp_path)>& write);
 Result<std::string> read_whole_file(const std::string& path);
 // fsync a directory (so a rename or unlink in it is durable).
 Status sync_directory(const std::string& dir);

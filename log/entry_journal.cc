@@ -100,27 +100,18 @@ std::optional<std::pair<LogIndex, std::string_view>> decode_record(std::string_v
 }
 
 Status create_journal_file(const std::string& path, std::size_t size, LogIndex start) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error("create", tmp);
-  // Every block is written (not fallocated): later in-place writes then
-  // change no extent, so their fdatasync writes data only.
-  Status st = Status::ok();
-  const std::string zeros(1u << 20, '\0');
-  for (std::size_t off = 0; st && off < size; off += zeros.size()) {
-    st = pwrite_all(fd, std::string_view(zeros).substr(0, std::min(zeros.size(), size - off)), off, tmp);
-  }
-  // Generation 1 lives in slot 1 (generation % 2), as restart() would put it.
-  if (st) st = pwrite_all(fd, encode_journal_header(1, random_nonce(), start), EntryJournal::kBlockBytes, tmp);
-  if (st && ::fsync(fd) != 0) st = io_error("fsync", tmp);
-  if (::close(fd) != 0 && st) st = io_error("close", tmp);
-  if (st && ::rename(tmp.c_str(), path.c_str()) != 0) st = io_error("rename to " + path, tmp);
-  if (!st) {
-    ::unlink(tmp.c_str());
+  return replace_file_durably_with(path, [&](int fd, const std::string& tmp) {
+    // Every block is written (not fallocated): later in-place writes then
+    // change no extent, so their fdatasync writes data only.
+    Status st = Status::ok();
+    const std::string zeros(1u << 20, '\0');
+    for (std::size_t off = 0; st && off < size; off += zeros.size()) {
+      st = pwrite_all(fd, std::string_view(zeros).substr(0, std::min(zeros.size(), size - off)), off, tmp);
+    }
+    // Generation 1 lives in slot 1 (generation % 2), as restart() would put it.
+    if (st) st = pwrite_all(fd, encode_journal_header(1, random_nonce(), start), EntryJournal::kBlockBytes, tmp);
     return st;
-  }
-  const std::string dir = std::filesystem::path(path).parent_path().string();
-  return sync_directory(dir.empty() ? "." : dir);
+  });
 }
 
 }  // namespace
