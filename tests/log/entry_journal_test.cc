@@ -32,6 +32,13 @@ void flip_byte(const std::string& path, std::size_t offset) {
   f.put(static_cast<char>(c ^ 0x5a));
 }
 
+// A journal at `path` holding entries 1..last ("entry 1", ...), closed.
+void write_numbered(const std::string& path, LogIndex last) {
+  auto j = open_or_die(path);
+  ASSERT_NE(j, nullptr);
+  for (LogIndex i = 1; i <= last; ++i) ASSERT_TRUE(j->append(i, "entry " + std::to_string(i), true).is_ok());
+}
+
 TEST(EntryJournal, CreatedZeroFilledAndRecordsComeBackAfterReopen) {
   leasehold::testing::TempDir dir("journal");
   const std::string path = dir.file("journal");
@@ -61,10 +68,7 @@ TEST(EntryJournal, CreatedZeroFilledAndRecordsComeBackAfterReopen) {
 TEST(EntryJournal, ATornLastRecordEndsTheJournal) {
   leasehold::testing::TempDir dir("journal");
   const std::string path = dir.file("journal");
-  {
-    auto j = open_or_die(path);
-    for (LogIndex i = 1; i <= 3; ++i) ASSERT_TRUE(j->append(i, "entry " + std::to_string(i), true).is_ok());
-  }
+  write_numbered(path, 3);
   flip_byte(path, 4 * kBlock + 22);  // the payload of entry 3 (block 4)
   auto j = open_or_die(path);
   ASSERT_NE(j, nullptr);
@@ -75,10 +79,7 @@ TEST(EntryJournal, ATornLastRecordEndsTheJournal) {
 TEST(EntryJournal, DamageBeforeALaterRecordFailsNamingBoth) {
   leasehold::testing::TempDir dir("journal");
   const std::string path = dir.file("journal");
-  {
-    auto j = open_or_die(path);
-    for (LogIndex i = 1; i <= 4; ++i) ASSERT_TRUE(j->append(i, "entry " + std::to_string(i), true).is_ok());
-  }
+  write_numbered(path, 4);
   flip_byte(path, 3 * kBlock + 9);  // the index of entry 2 (block 3)
   auto j = EntryJournal::open(path, 16 * kBlock, 1);
   ASSERT_FALSE(j.is_ok());
