@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <utility>
 
@@ -97,7 +99,8 @@ Result<HistoryRecord> decode_history_record(std::string_view bytes) {
   return r;
 }
 
-HistoryStore::HistoryStore(HistoryOptions options) : options_(std::move(options)) {
+HistoryStore::HistoryStore(HistoryOptions options)
+    : options_(std::move(options)), old_path_(options_.path + ".old") {
   if (options_.max_entries == 0) options_.max_entries = 1;
 }
 
@@ -116,6 +119,7 @@ HistoryStore::~HistoryStore() {
   }
   cv_.notify_all();
   if (sync_thread_.joinable()) sync_thread_.join();
+  sync_retired(std::exchange(retired_, {}));
   if (fd_ >= 0) {
     if (::fdatasync(fd_) != 0) {
       spdlog::warn("audit history: {}", errno_text("cannot sync history file", options_.path));
@@ -124,43 +128,80 @@ HistoryStore::~HistoryStore() {
   }
 }
 
+namespace {
+
+// One segment file's records, and how many of its bytes are sound.
+struct Segment {
+  std::vector<HistoryRecord> records;
+  std::size_t good = 0;  // bytes up to the end of the last sound record (0: no header)
+  bool torn = false;     // bytes after `good` (a torn or corrupt tail)
+};
+
+Result<Segment> parse_segment(const std::string& path, std::string_view data) {
+  Segment seg;
+  if (data.empty()) return seg;
+  if (data.size() < kMagic.size() || data.substr(0, kMagic.size()) != kMagic) {
+    return Status(ErrorCode::kCorruption, "history file " + path + " does not start with the history header");
+  }
+  std::size_t pos = kMagic.size();
+  seg.good = pos;
+  while (data.size() - pos >= 8) {
+    const std::uint32_t len = get_u32(data.substr(pos, 4));
+    const std::uint32_t crc = get_u32(data.substr(pos + 4, 4));
+    if (len > kMaxRecordBytes || data.size() - pos - 8 < len) break;
+    const std::string_view payload = data.substr(pos + 8, len);
+    if (log::crc32_update(0, payload) != crc) break;
+    auto record = decode_history_record(payload);
+    if (!record) break;
+    seg.records.push_back(std::move(record).value());
+    pos += 8 + len;
+    seg.good = pos;
+  }
+  seg.torn = seg.good < data.size();
+  return seg;
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+}  // namespace
+
 Status HistoryStore::load() {
   const std::string& path = options_.path;
   std::error_code ec;
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  // The previous segment is read only; its torn tail (a power loss before
+  // its background sync) is skipped, not cut.
+  auto old = parse_segment(old_path_, read_whole_file(old_path_));
+  if (!old) return old.status();
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) return Status(ErrorCode::kIoError, errno_text("cannot open history file", path));
-  std::string data;
-  {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    data = buf.str();
-  }
-  std::size_t good = 0;
-  if (data.size() >= kMagic.size() && std::string_view(data).substr(0, kMagic.size()) == kMagic) {
-    std::size_t pos = kMagic.size();
-    good = pos;
-    while (data.size() - pos >= 8) {
-      const std::uint32_t len = get_u32(std::string_view(data).substr(pos, 4));
-      const std::uint32_t crc = get_u32(std::string_view(data).substr(pos + 4, 4));
-      if (len > kMaxRecordBytes || data.size() - pos - 8 < len) break;
-      const std::string_view payload = std::string_view(data).substr(pos + 8, len);
-      if (log::crc32_update(0, payload) != crc) break;
-      auto record = decode_history_record(payload);
-      if (!record) break;
-      next_id_ = std::max(next_id_, record->id + 1);
-      ring_.push_back(std::move(record).value());
-      if (ring_.size() > options_.max_entries) ring_.pop_front();
-      ++records_in_file_;
-      pos += 8 + len;
-      good = pos;
-    }
-    if (good < data.size()) dropped_at_open_ = 1;  // a torn or corrupt tail
-  } else if (!data.empty()) {
-    return Status(ErrorCode::kCorruption, "history file " + path + " does not start with the history header");
-  }
+  const std::string data = read_whole_file(path);
+  auto current = parse_segment(path, data);
+  if (!current) return current.status();
+  dropped_at_open_ = (old->torn ? 1 : 0) + (current->torn ? 1 : 0);
+  records_in_file_ = current->records.size();
+
+  std::vector<HistoryRecord> all = std::move(old->records);
+  all.insert(all.end(), std::make_move_iterator(current->records.begin()),
+             std::make_move_iterator(current->records.end()));
+  // Ids increase through the old segment and on into the current one; a
+  // power loss can only leave gaps. Sort anyway, so nothing else is assumed.
+  const auto by_id = [](const HistoryRecord& a, const HistoryRecord& b) { return a.id < b.id; };
+  if (!std::is_sorted(all.begin(), all.end(), by_id)) std::stable_sort(all.begin(), all.end(), by_id);
+  all.erase(std::unique(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.id == b.id; }),
+            all.end());
+  const std::size_t keep = std::min(all.size(), options_.max_entries);
+  ring_.assign(std::make_move_iterator(all.end() - static_cast<std::ptrdiff_t>(keep)),
+               std::make_move_iterator(all.end()));
+  if (!all.empty()) next_id_ = all.back().id + 1;
+
+  std::size_t good = current->good;
   if (good == 0) {
     if (::ftruncate(fd_, 0) != 0 || !write_all(fd_, kMagic)) {
       return Status(ErrorCode::kIoError, errno_text("cannot write history file", path));
@@ -173,6 +214,8 @@ Status HistoryStore::load() {
     return Status(ErrorCode::kIoError, errno_text("cannot seek history file", path));
   }
   if (::fdatasync(fd_) != 0) return Status(ErrorCode::kIoError, errno_text("cannot sync history file", path));
+  // A smaller --history-max-entries than the file was written with.
+  if (records_in_file_ >= options_.max_entries) rotate();
   return Status::ok();
 }
 
@@ -188,8 +231,12 @@ const HistoryRecord& HistoryStore::append(std::int64_t wall_ms, log::LogIndex in
   ++pending_records_;
   ring_.push_back(std::move(r));
   if (ring_.size() > options_.max_entries) ring_.pop_front();
-  // The compaction writes the ring, buffered records included.
-  if (records_in_file_ + pending_records_ >= 2 * options_.max_entries) compact();
+  // A full segment becomes the old one: write what it still gets, then start
+  // a new file. Each file holds at most max_entries records.
+  if (records_in_file_ + pending_records_ >= options_.max_entries) {
+    write_pending();
+    if (records_in_file_ >= options_.max_entries) rotate();
+  }
   return ring_.back();
 }
 
@@ -213,37 +260,55 @@ void HistoryStore::write_pending() {
   if (!was_dirty) cv_.notify_one();
 }
 
-void HistoryStore::compact() {
-  const std::string tmp = options_.path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+void HistoryStore::rotate() {
+  const std::string& path = options_.path;
+  // After a failed start of a new file the current fd already names the old
+  // segment; only the new file is still to be made.
+  if (!current_is_old_ && ::rename(path.c_str(), old_path_.c_str()) != 0) {
+    ++write_errors_;
+    spdlog::warn("audit history: {} (the file grows until a later try works)",
+                 errno_text("cannot rename history file to " + old_path_ + ":", path));
+    return;
+  }
+  current_is_old_ = true;
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0 && !write_all(fd, kMagic)) {
+    ::close(fd);
+    fd = -1;
+  }
   if (fd < 0) {
     ++write_errors_;
+    spdlog::warn("audit history: {} (records go on into {})", errno_text("cannot start history file", path),
+                 old_path_);
     return;
   }
-  std::string bytes(kMagic);
-  for (const HistoryRecord& r : ring_) append_frame(bytes, r);
-  if (!write_all(fd, bytes) || ::fsync(fd) != 0 || ::rename(tmp.c_str(), options_.path.c_str()) != 0) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    ++write_errors_;
-    return;
-  }
-  const auto dir = std::filesystem::path(options_.path).parent_path();
-  if (int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  ::lseek(fd, 0, SEEK_END);
-  int old = -1;
+  current_is_old_ = false;
+  records_in_file_ = 0;
+  bool was_dirty = false;
   {
     std::lock_guard lock(mu_);
-    old = fd_;
+    if (fd_ >= 0) retired_.push_back(fd_);
     fd_ = fd;
+    was_dirty = std::exchange(dirty_, true);
   }
-  if (old >= 0) ::close(old);
-  records_in_file_ = ring_.size();
-  pending_.clear();  // the ring just written holds them
-  pending_records_ = 0;
+  if (!was_dirty) cv_.notify_one();
+}
+
+void HistoryStore::sync_retired(std::vector<int> fds) {
+  if (fds.empty()) return;
+  for (const int fd : fds) {
+    if (options_.sync_file(fd) != 0) {
+      sync_errors_.fetch_add(1);
+      spdlog::warn("audit history: {}", errno_text("cannot sync history file", old_path_));
+    }
+    ::close(fd);
+  }
+  // The renames and the new file's entry.
+  const auto dir = std::filesystem::path(options_.path).parent_path();
+  if (int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    if (::fsync(dfd) != 0) sync_errors_.fetch_add(1);
+    ::close(dfd);
+  }
 }
 
 void HistoryStore::sync_loop() {
@@ -252,11 +317,14 @@ void HistoryStore::sync_loop() {
     cv_.wait(lock, [&] { return stop_ || dirty_; });
     if (stop_) return;
     // Wait out the interval (so a burst costs one sync), then sync a dup of
-    // the current fd outside the lock: appends are not blocked by the sync.
+    // the current fd and the retired segments outside the lock: appends are
+    // not blocked by the sync.
     cv_.wait_for(lock, options_.sync_interval, [&] { return stop_; });
     dirty_ = false;
     const int fd = fd_ >= 0 ? ::dup(fd_) : -1;
+    std::vector<int> retired = std::exchange(retired_, {});
     lock.unlock();
+    sync_retired(std::move(retired));
     if (fd >= 0) {
       if (options_.sync_file(fd) != 0) {
         sync_errors_.fetch_add(1);

@@ -1,26 +1,32 @@
 // server/history_store.h: the audit history: a bounded, durable ring of
 // AuditEvent records (docs/operations.md, "Audit history").
 //
-// Storage: one append-only file (<data_dir>/history.log): a magic line, then
-// records [u32 length][u32 crc32][payload]. append() keeps the framed record
-// in a buffer; flush() writes everything buffered with one write(). The
-// owner calls flush() before any reply leaves the server and once per loop
-// turn, so a process crash or kill -9 loses no record of a command whose
-// reply was sent, at one write() per batch instead of one per record
-// (issue 14's W1 profile). Written records are fdatasync'ed by a background
-// thread at most `sync_interval` after their write (a power loss may lose
-// that window).
-// A torn or corrupt tail (crash mid-write) is cut off at open. When the file
-// holds 2 x max_entries records it is rewritten with the newest max_entries
-// (temp file, fsync, rename), so it never grows without bound.
+// Storage: two segment files, <data_dir>/history.log (the current one,
+// appended to) and history.log.old (the previous one, read only). Each is a
+// magic line, then records [u32 length][u32 crc32][payload]. append() keeps
+// the framed record in a buffer; flush() writes everything buffered with one
+// write(). The owner calls flush() before any reply leaves the server and
+// once per loop turn, so a process crash or kill -9 loses no record of a
+// command whose reply was sent, at one write() per batch instead of one per
+// record (issue 14's W1 profile). Written records are fdatasync'ed by a
+// background thread at most `sync_interval` after their write (a power loss
+// may lose that window).
+// A torn or corrupt tail (crash mid-write) is cut off the current file at
+// open and skipped in the old one. When the current file holds max_entries
+// records it is renamed over the old one and a new one is started (a rename
+// and a file creation on the caller's thread; the old file's sync and the
+// directory's happen on the sync thread). The disk so holds at most
+// 2 x max_entries records, and no append rewrites the whole history: the
+// rewrite it replaced stalled the event loop 50-250 ms per 100k records.
 //
 // Records are numbered (id) in append order, continuing across restarts. The
 // wall-clock time is for display only; nothing orders or expires by it.
 //
-// Errors: open() gives kIoError (cannot create/read the file) naming it. A
-// later write or background sync failure does not stop the server: the store
-// keeps serving what it has in memory, counts the failure (write_errors(),
-// logged) and retries on the next append / sync.
+// Errors: open() gives kIoError (cannot create/read a file) or kCorruption
+// (a file that is not a history file) naming it. A later write, rename or
+// background sync failure does not stop the server: the store keeps serving
+// what it has in memory, counts the failure (write_errors(), logged) and
+// retries on the next append / sync.
 //
 // Thread-safety: one owner thread (the loop thread) calls every method; the
 // store's own sync thread only fdatasyncs.
@@ -87,23 +93,28 @@ class HistoryStore {
 
   std::size_t size() const { return ring_.size(); }
   std::uint64_t last_id() const { return next_id_ - 1; }
-  // Writes that failed, plus background fdatasyncs that failed (the records
+  // Writes and segment switches that failed, plus background syncs that failed (the records
   // since the previous sync may then be lost at a power loss).
   std::uint64_t write_errors() const { return write_errors_ + sync_errors_.load(); }
-  // Records cut off at open (a torn or corrupt tail).
+  // Segment files that had a torn or corrupt tail at open (0, 1 or 2).
   std::uint64_t dropped_at_open() const { return dropped_at_open_; }
 
  private:
   explicit HistoryStore(HistoryOptions options);
   Status load();
   void write_pending();
-  void compact();
+  // Renames the current file to old_path_ and starts a new one.
+  void rotate();
+  // fdatasyncs and closes segments retired by rotate(), then the directory.
+  void sync_retired(std::vector<int> fds);
   void sync_loop();
 
   HistoryOptions options_;
+  std::string old_path_;  // options_.path + ".old"
   std::deque<HistoryRecord> ring_;
   std::uint64_t next_id_ = 1;
-  std::size_t records_in_file_ = 0;
+  std::size_t records_in_file_ = 0;   // in the current file
+  bool current_is_old_ = false;       // renamed, but no new file could be started
   std::string pending_;               // framed records not written yet
   std::size_t pending_records_ = 0;
   std::uint64_t write_errors_ = 0;
@@ -112,6 +123,7 @@ class HistoryStore {
 
   std::mutex mu_;  // guards fd_ changes against the sync thread, and the flags below
   int fd_ = -1;
+  std::vector<int> retired_;  // old segments' fds, for the sync thread to sync and close
   bool dirty_ = false;
   bool stop_ = false;
   std::condition_variable cv_;

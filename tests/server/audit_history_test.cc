@@ -285,6 +285,17 @@ TEST(HistoryStoreTest, TornTailIsCutAndLaterAppendsSurvive) {
   EXPECT_EQ(all[1].event.token, 1u);
 }
 
+std::uintmax_t size_or_zero(const std::string& path) {
+  std::error_code ec;
+  const auto n = std::filesystem::file_size(path, ec);
+  return ec ? 0 : n;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 TEST(HistoryStoreTest, RetentionBoundsMemoryAndFile) {
   testing::TempDir dir("history-bound");
   HistoryOptions o;
@@ -296,7 +307,8 @@ TEST(HistoryStoreTest, RetentionBoundsMemoryAndFile) {
     ASSERT_TRUE(s);
     for (int i = 1; i <= 95; ++i) {
       (*s)->append(i, i, i, event("lock", i));
-      biggest = std::max(biggest, std::filesystem::file_size(o.path));
+      if (i % 3 == 0) (*s)->flush();
+      biggest = std::max(biggest, size_or_zero(o.path) + size_or_zero(o.path + ".old"));
       ASSERT_LE((*s)->size(), 10u);
     }
   }
@@ -306,8 +318,111 @@ TEST(HistoryStoreTest, RetentionBoundsMemoryAndFile) {
   ASSERT_EQ(all.size(), 10u);
   EXPECT_EQ(all.front().id, 95u);
   EXPECT_EQ(all.back().id, 86u);
-  const std::uintmax_t one = std::filesystem::file_size(o.path) / 10;
-  EXPECT_LE(biggest, one * 21 + 64);  // never more than 2 x max_entries records
+  EXPECT_EQ((*s)->dropped_at_open(), 0u);
+  const std::uintmax_t one = std::filesystem::file_size(o.path + ".old") / 10;
+  EXPECT_LE(biggest, one * 20 + 64);  // never more than 2 x max_entries records in both files
+}
+
+// A full file is renamed to history.log.old, not rewritten: the old
+// segment's bytes are exactly what was appended, and the records of both
+// segments come back at open.
+TEST(HistoryStoreTest, AFullFileBecomesTheOldSegmentUnchanged) {
+  testing::TempDir dir("history-rotate");
+  HistoryOptions o;
+  o.path = dir.file("history.log");
+  o.max_entries = 4;
+  auto s = HistoryStore::open(o);
+  ASSERT_TRUE(s);
+  for (int i = 1; i <= 3; ++i) (*s)->append(i, i, i, event("a", i));
+  (*s)->flush();
+  const std::string three = file_bytes(o.path);
+  EXPECT_FALSE(std::filesystem::exists(o.path + ".old"));
+  (*s)->append(4, 4, 4, event("a", 4));  // the fourth record fills the file: written at once, then renamed
+  EXPECT_TRUE(file_bytes(o.path + ".old").starts_with(three));
+  EXPECT_GT(file_bytes(o.path + ".old").size(), three.size());
+  EXPECT_EQ(file_bytes(o.path), "leasehold-history-v1\n");
+  (*s)->append(5, 5, 5, event("b", 5));
+  (*s)->flush();
+  // What a kill -9 right now would leave: both files as they are.
+  const std::string copy = dir.file("copy/history.log");
+  std::filesystem::create_directories(dir.file("copy"));
+  std::filesystem::copy_file(o.path, copy);
+  std::filesystem::copy_file(o.path + ".old", copy + ".old");
+  HistoryOptions c = o;
+  c.path = copy;
+  auto reopened = HistoryStore::open(c);
+  ASSERT_TRUE(reopened) << reopened.status().to_string();
+  const auto all = (*reopened)->query(false, "", 10);
+  ASSERT_EQ(all.size(), 4u);  // max_entries of the five
+  EXPECT_EQ(all.front().id, 5u);
+  EXPECT_EQ(all.back().id, 2u);
+  EXPECT_EQ((*reopened)->append(6, 6, 6, event("c", 6)).id, 6u);
+}
+
+// A power loss can tear the old segment's tail (its sync runs after the
+// rename): the sound records before the tear are kept, the file is left as
+// it is, and the current segment still loads.
+TEST(HistoryStoreTest, ATornOldSegmentKeepsItsSoundRecords) {
+  testing::TempDir dir("history-old-torn");
+  HistoryOptions o;
+  o.path = dir.file("history.log");
+  o.max_entries = 3;
+  {
+    auto s = HistoryStore::open(o);
+    ASSERT_TRUE(s);
+    for (int i = 1; i <= 4; ++i) (*s)->append(i, i, i, event("a", i));
+  }
+  const auto old_size = std::filesystem::file_size(o.path + ".old");
+  std::filesystem::resize_file(o.path + ".old", old_size - 2);
+  o.max_entries = 10;
+  auto s = HistoryStore::open(o);
+  ASSERT_TRUE(s) << s.status().to_string();
+  EXPECT_EQ((*s)->dropped_at_open(), 1u);
+  const auto all = (*s)->query(false, "", 10);
+  ASSERT_EQ(all.size(), 3u);  // ids 1, 2 (old, 3 torn) and 4 (current)
+  EXPECT_EQ(all[0].id, 4u);
+  EXPECT_EQ(all[1].id, 2u);
+  EXPECT_EQ(all[2].id, 1u);
+  EXPECT_EQ(std::filesystem::file_size(o.path + ".old"), old_size - 2);
+  EXPECT_EQ((*s)->append(5, 5, 5, event("a", 5)).id, 5u);
+}
+
+// A rename that fails (here: a directory where the old segment goes) is
+// counted, the records still reach the current file, and the switch happens
+// once it can.
+TEST(HistoryStoreTest, AFailedSwitchIsCountedAndRetried) {
+  testing::TempDir dir("history-rotate-fail");
+  HistoryOptions o;
+  o.path = dir.file("history.log");
+  o.max_entries = 2;
+  std::filesystem::create_directories(o.path + ".old/blocker");
+  auto s = HistoryStore::open(o);
+  ASSERT_TRUE(s);
+  for (int i = 1; i <= 4; ++i) (*s)->append(i, i, i, event("a", i));
+  EXPECT_GE((*s)->write_errors(), 1u);
+  std::filesystem::remove_all(o.path + ".old");
+  const auto errors = (*s)->write_errors();
+  (*s)->append(5, 5, 5, event("a", 5));
+  EXPECT_EQ((*s)->write_errors(), errors);
+  EXPECT_TRUE(std::filesystem::is_regular_file(o.path + ".old"));
+  (*s)->flush();
+  s->reset();
+  o.max_entries = 10;
+  auto reopened = HistoryStore::open(o);
+  ASSERT_TRUE(reopened);
+  EXPECT_EQ((*reopened)->size(), 5u);  // nothing was lost while the switch failed
+}
+
+// An old segment that is not a history file stops the open, naming it.
+TEST(HistoryStoreTest, AForeignOldSegmentIsRefused) {
+  testing::TempDir dir("history-old-foreign");
+  HistoryOptions o;
+  o.path = dir.file("history.log");
+  std::ofstream(o.path + ".old") << "not a history file\n";
+  auto s = HistoryStore::open(o);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.status().code(), ErrorCode::kCorruption);
+  EXPECT_NE(s.status().message().find("history.log.old"), std::string::npos) << s.status().to_string();
 }
 
 TEST(HistoryStoreTest, ForeignFileIsRefused) {
