@@ -7,7 +7,9 @@
 # where a commit's time goes (from /metrics: the mean time from an append's
 # start to its completion on the loop thread, and the mean synced log write
 # inside it; the difference is the hand-over between the loop and the log
-# thread). Alternating the binaries within a round keeps a drifting machine
+# thread), and the longest event-loop turn of the run (the smallest bucket
+# bound of leasehold_loop_turn_seconds that holds every turn since the
+# server started). Alternating the binaries within a round keeps a drifting machine
 # from favouring one of them.
 # Usage: bash bench/ab_w1.sh fsync|lease ROUNDS BINARY...
 # Environment: BUILD (for leasehold_loadbench), WORKLOAD (W1 or W2), CLIENTS
@@ -36,11 +38,18 @@ histogram() {
   curl -fsS "http://127.0.0.1:$1/metrics" |
     awk -v n="$2" '$1 == n "_sum" {s = $2} $1 == n "_count" {c = $2} END {print s + 0, c + 0}'
 }
+# the smallest bucket bound (ms) of a histogram that holds all its observations
+longest_ms() {
+  curl -fsS "http://127.0.0.1:$1/metrics" | awk -v n="$2" '
+    $1 == n "_count" {c = $2}
+    index($1, n "_bucket{le=\"") == 1 { split($1, a, "\""); le[++k] = a[2]; cum[k] = $2 }
+    END { for (i = 1; i <= k; i++) if (cum[i] >= c) { if (le[i] == "+Inf") print "inf"; else printf "<=%g", le[i] * 1000; exit } }'
+}
 # mean in ms of the growth between two "sum count" pairs
 mean_ms() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); n = y[2] - x[2]
   if (n > 0) printf "%.3f", (y[1] - x[1]) / n * 1000; else print "-" }'; }
-printf '%-6s %-5s %-40s %12s %18s %14s %14s\n' mode round binary "$workload/s" "us CPU/command" \
-  "commit ms" "log write ms"
+printf '%-6s %-5s %-40s %12s %18s %14s %14s %14s\n' mode round binary "$workload/s" "us CPU/command" \
+  "commit ms" "log write ms" "longest turn ms"
 for ((round = 1; round <= rounds; round++)); do
   for bin in "$@"; do
     workdir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-ab-XXXXXX")
@@ -59,14 +68,15 @@ for ((round = 1; round <= rounds; round++)); do
       --duration-ms "${DURATION_MS:-5000}" --warmup-ms 300 --quiet | awk -v w="$workload" '$1 == w {print $3; exit}')
     n1=$(committed "$port") c1=$(cpu_ticks "$server_pid")
     commit1=$(histogram "$http" leasehold_commit_seconds) write1=$(histogram "$http" leasehold_fsync_seconds)
+    longest=$(longest_ms "$http" leasehold_loop_turn_seconds)
     kill -TERM "$server_pid"
     wait "$server_pid" 2>/dev/null || true
     server_pid=
     rm -rf "$workdir"
     workdir=
-    printf '%-6s %-5s %-40s %12s %18s %14s %14s\n' "$mode" "$round" "$bin" "$rate" \
+    printf '%-6s %-5s %-40s %12s %18s %14s %14s %14s\n' "$mode" "$round" "$bin" "$rate" \
       "$(awk -v n=$((n1 - n0)) -v c=$((c1 - c0)) -v t="$(getconf CLK_TCK)" \
         'BEGIN { if (n > 0) printf "%.1f", c / t * 1e6 / n; else print "-" }')" \
-      "$(mean_ms "$commit0" "$commit1")" "$(mean_ms "$write0" "$write1")"
+      "$(mean_ms "$commit0" "$commit1")" "$(mean_ms "$write0" "$write1")" "$longest"
   done
 done
