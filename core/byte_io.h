@@ -1,7 +1,8 @@
 // core/byte_io.h: bounded little-endian/varint byte writer and reader used by
 // the command codec and the snapshot format.
 //
-// ByteWriter appends to a std::string it owns. ByteReader reads from a
+// ByteWriter appends to a std::string it owns (optionally handed in, and
+// back by take()). ByteReader reads from a
 // borrowed std::string_view (the caller keeps the bytes alive) and never reads
 // past the end: any short, overlong or out-of-range read sets a sticky failure
 // flag and returns zero/empty values, so decoders check ok() once at the end
@@ -14,11 +15,16 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace leasehold::core::detail {
 
 class ByteWriter {
  public:
+  ByteWriter() = default;
+  // Appends after the bytes already in `start` (take() gives them all back),
+  // so a caller can encode into a buffer it keeps without a temporary.
+  explicit ByteWriter(std::string start) : out_(std::move(start)) {}
   void u8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void u32_fixed(std::uint32_t v) {
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xffU));

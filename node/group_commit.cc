@@ -32,7 +32,11 @@ void Node::Impl::propose(core::Command command, ProposeDone done) {
                       "too many pending proposals (" + std::to_string(pending) + ")");
   }
   command.now = stamp();
-  const std::size_t bytes = core::encode_command(command).size();
+  // The encoded size, for the batch limits; the scratch buffer keeps this
+  // from allocating per proposal.
+  encode_scratch_.clear();
+  core::encode_command_to(command, encode_scratch_);
+  const std::size_t bytes = encode_scratch_.size();
   if (bytes > options_.max_batch_bytes) {
     return fail_later(std::move(done), ErrorCode::kLimitExceeded,
                       "command of " + std::to_string(bytes) + " bytes exceeds the batch limit " +
@@ -127,6 +131,9 @@ void Node::Impl::end_due_linger() {
 
 Node::Impl::Batch Node::Impl::take_queued_batch() {
   Batch batch;
+  const std::size_t most = std::min(queued_.size(), options_.max_batch_commands);
+  batch.commands.reserve(most);
+  batch.dones.reserve(most);
   while (!queued_.empty() && batch.commands.size() < options_.max_batch_commands &&
          (batch.commands.empty() || batch.bytes + queued_.front().bytes <= options_.max_batch_bytes)) {
     Queued& q = queued_.front();

@@ -79,6 +79,7 @@ void Node::Impl::lease_write() {
   std::size_t commands = 0;
   std::size_t bytes = 0;
   std::vector<core::Command> all;
+  all.reserve(std::min(unwritten_commands_, options_.max_batch_commands));
   while (!unwritten_.empty()) {
     LeaseChunk& next = unwritten_.front();
     const bool fits = commands + next.commands.size() <= options_.max_batch_commands &&

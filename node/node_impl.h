@@ -11,6 +11,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -73,6 +74,7 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
     bool deferred = false;  // an enqueue that waits for company (enqueue_defer)
   };
   std::deque<Queued> queued_;
+  std::string encode_scratch_;  // propose(): a command's encoded size without an allocation each
   Batch in_flight_;
   bool append_in_flight_ = false;
   bool append_scheduled_ = false;  // a start_append task is posted (group_commit.cc)

@@ -94,7 +94,14 @@ void EventDeriver::forget_session(core::SessionId session) {
 std::vector<AuditEvent> EventDeriver::derive(const core::Command& command, const core::ApplyResult& result,
                                              const core::StateMachine& after) {
   std::vector<AuditEvent> out;
-  if (result.reply.is_error()) return out;
+  derive_into(command, result, after, out);
+  return out;
+}
+
+void EventDeriver::derive_into(const core::Command& command, const core::ApplyResult& result,
+                               const core::StateMachine& after, std::vector<AuditEvent>& out) {
+  out.clear();
+  if (result.reply.is_error()) return;
   const core::LogMillis now = command.now;
   const core::Reply& reply = result.reply;
   // The command's own outcome (grants now, releases, closes), then its effects.
@@ -183,7 +190,6 @@ std::vector<AuditEvent> EventDeriver::derive(const core::Command& command, const
       forget_session(s->session);
     }
   }
-  return out;
 }
 
 }  // namespace leasehold::server

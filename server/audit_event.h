@@ -58,6 +58,10 @@ class EventDeriver {
   // Times (wait / hold / delay) are on the log clock (command.now).
   std::vector<AuditEvent> derive(const core::Command& command, const core::ApplyResult& result,
                                  const core::StateMachine& after);
+  // The same into `out` (cleared first), so a caller that keeps `out`
+  // allocates nothing per command once it has grown.
+  void derive_into(const core::Command& command, const core::ApplyResult& result, const core::StateMachine& after,
+                   std::vector<AuditEvent>& out);
 
  private:
   struct Hold {

@@ -39,11 +39,35 @@ std::uint32_t get_u32(std::string_view in) {
   return v;
 }
 
+void write_record(core::detail::ByteWriter& w, const HistoryRecord& r) {
+  w.varint(r.id);
+  w.varint(static_cast<std::uint64_t>(r.wall_ms));
+  w.varint(r.log_index);
+  w.varint(r.log_ms);
+  w.u8(static_cast<std::uint8_t>(r.event.kind));
+  w.bytes(r.event.lock);
+  w.varint(r.event.session);
+  w.bytes(r.event.owner);
+  w.varint(r.event.token);
+  w.bytes(r.event.reason);
+  w.varint(plus_one(r.event.wait_ms));
+  w.varint(plus_one(r.event.hold_ms));
+  w.varint(static_cast<std::uint64_t>(r.event.delay_ms));
+}
+
+// Appends [u32 length][u32 crc32][payload] to `out`, encoding the payload in
+// place (no temporary string per record).
 void append_frame(std::string& out, const HistoryRecord& record) {
-  const std::string payload = encode_history_record(record);
-  put_u32(out, static_cast<std::uint32_t>(payload.size()));
-  put_u32(out, log::crc32_update(0, payload));
-  out += payload;
+  const std::size_t head = out.size();
+  out.append(8, '\0');  // the length and crc, once the payload is there
+  core::detail::ByteWriter w(std::move(out));
+  write_record(w, record);
+  out = w.take();
+  const std::string_view payload = std::string_view(out).substr(head + 8);
+  std::string frame_head;
+  put_u32(frame_head, static_cast<std::uint32_t>(payload.size()));
+  put_u32(frame_head, log::crc32_update(0, payload));
+  out.replace(head, 8, frame_head);
 }
 
 bool write_all(int fd, std::string_view bytes) {
@@ -60,19 +84,7 @@ bool write_all(int fd, std::string_view bytes) {
 
 std::string encode_history_record(const HistoryRecord& r) {
   core::detail::ByteWriter w;
-  w.varint(r.id);
-  w.varint(static_cast<std::uint64_t>(r.wall_ms));
-  w.varint(r.log_index);
-  w.varint(r.log_ms);
-  w.u8(static_cast<std::uint8_t>(r.event.kind));
-  w.bytes(r.event.lock);
-  w.varint(r.event.session);
-  w.bytes(r.event.owner);
-  w.varint(r.event.token);
-  w.bytes(r.event.reason);
-  w.varint(plus_one(r.event.wait_ms));
-  w.varint(plus_one(r.event.hold_ms));
-  w.varint(static_cast<std::uint64_t>(r.event.delay_ms));
+  write_record(w, r);
   return w.take();
 }
 

@@ -70,7 +70,8 @@ void Observability::note_requester(const std::string& key, std::string who) {
 }
 
 void Observability::on_applied(log::LogIndex index, const core::Command& command, const core::ApplyResult& result) {
-  std::vector<AuditEvent> events = deriver_.derive(command, result, server_.node().state());
+  std::vector<AuditEvent>& events = events_;
+  deriver_.derive_into(command, result, server_.node().state(), events);
   if (events.empty()) return;
   std::string who;
   if (const auto* r = std::get_if<core::Revoke>(&command.body)) {

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "leasehold/status.h"
 #include "node/node.h"
@@ -68,6 +69,7 @@ class Observability {
   Server& server_;
   Metrics metrics_;
   EventDeriver deriver_;
+  std::vector<AuditEvent> events_;  // on_applied(): reused, so deriving allocates no vector per command
   std::unique_ptr<HistoryStore> history_;
   std::unique_ptr<HttpServer> http_;
   std::map<std::string, std::string> requesters_;
