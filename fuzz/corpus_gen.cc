@@ -20,6 +20,7 @@
 #include "log/etcd_log_format.h"
 #include "log/log_format.h"
 #include "resp/writer.h"
+#include "server/history_store.h"
 #include "server/script_catalog.h"
 
 namespace {
@@ -278,6 +279,37 @@ int main(int argc, char** argv) {
     emit("entry_journal", n++, std::string(1, '\x01') + std::string(4096, '\0') +
                                    log::encode_journal_header(1, 7, 1) + log::encode_journal_record(7, 1, "one") +
                                    log::encode_journal_record(7, 2, "two"));
+  }
+  // history_file: control bit 0 clear = [u8 records][u8 kind][u16 LE lock
+  // length, lock]... [u32 LE offset, u8 xor]...; set = a whole history file.
+  n = 0;
+  {
+    const auto rec = [](char kind, std::string_view lock) {
+      return std::string(1, kind) + static_cast<char>(lock.size() & 0xff) + static_cast<char>(lock.size() >> 8) +
+             std::string(lock);
+    };
+    const auto flip = [](std::uint32_t at, char x) { return u32le(at) + std::string(1, x); };
+    const std::string three = std::string(1, '\x00') + '\x03' + rec('\x00', "jobs") + rec('\x01', "jobs") +
+                              rec('\x05', std::string(300, 'k'));
+    emit("history_file", n++, three);
+    emit("history_file", n++, three + flip(80, '\x20'));  // the second record damaged: one record
+    emit("history_file", n++, three + flip(3, '\x01'));   // the header damaged: refused
+    server::HistoryRecord r;
+    r.id = 41;
+    r.wall_ms = 1'700'000'000'000;
+    r.log_index = 9;
+    r.log_ms = 1234;
+    r.event.kind = server::AuditKind::kRelease;
+    r.event.lock = "orders";
+    r.event.session = 3;
+    r.event.owner = "worker-1";
+    r.event.token = 17;
+    r.event.reason = "released";
+    r.event.hold_ms = 250;
+    const std::string payload = server::encode_history_record(r);
+    const std::string file = std::string("leasehold-history-v1\n") + u32le(static_cast<std::uint32_t>(payload.size())) +
+                             u32le(log::crc32_update(0, payload)) + payload;
+    emit("history_file", n++, std::string(1, '\x01') + file + file.substr(21, 10));  // a torn second frame
   }
   std::printf("seed corpora written under %s/corpus\n", g_dir.c_str());
   return 0;

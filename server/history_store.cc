@@ -142,15 +142,17 @@ HistoryStore::~HistoryStore() {
 
 namespace {
 
-// One segment file's records, and how many of its bytes are sound.
-struct Segment {
-  std::vector<HistoryRecord> records;
-  std::size_t good = 0;  // bytes up to the end of the last sound record (0: no header)
-  bool torn = false;     // bytes after `good` (a torn or corrupt tail)
-};
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
 
-Result<Segment> parse_segment(const std::string& path, std::string_view data) {
-  Segment seg;
+}  // namespace
+
+Result<HistorySegment> parse_history_segment(const std::string& path, std::string_view data) {
+  HistorySegment seg;
   if (data.empty()) return seg;
   if (data.size() < kMagic.size() || data.substr(0, kMagic.size()) != kMagic) {
     return Status(ErrorCode::kCorruption, "history file " + path + " does not start with the history header");
@@ -173,15 +175,6 @@ Result<Segment> parse_segment(const std::string& path, std::string_view data) {
   return seg;
 }
 
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
-}  // namespace
-
 Status HistoryStore::load() {
   const std::string& path = options_.path;
   std::error_code ec;
@@ -189,12 +182,12 @@ Status HistoryStore::load() {
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   // The previous segment is read only; its torn tail (a power loss before
   // its background sync) is skipped, not cut.
-  auto old = parse_segment(old_path_, read_whole_file(old_path_));
+  auto old = parse_history_segment(old_path_, read_whole_file(old_path_));
   if (!old) return old.status();
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) return Status(ErrorCode::kIoError, errno_text("cannot open history file", path));
   const std::string data = read_whole_file(path);
-  auto current = parse_segment(path, data);
+  auto current = parse_history_segment(path, data);
   if (!current) return current.status();
   dropped_at_open_ = (old->torn ? 1 : 0) + (current->torn ? 1 : 0);
   records_in_file_ = current->records.size();

@@ -130,8 +130,20 @@ class HistoryStore {
   std::thread sync_thread_;
 };
 
-// The record's payload bytes, and back (kCorruption when malformed). Exposed for tests.
+// The record's payload bytes, and back (kCorruption when malformed). Exposed
+// for tests and fuzz/history_file_fuzzer.cc.
 std::string encode_history_record(const HistoryRecord& record);
 Result<HistoryRecord> decode_history_record(std::string_view bytes);
+
+// One segment file's bytes (`data`, read from `path`), parsed: its records
+// up to the first torn or corrupt frame. kCorruption naming `path` when the
+// bytes are not empty and do not start with the history header; nothing
+// else fails. Pure; exposed for tests and the fuzzer.
+struct HistorySegment {
+  std::vector<HistoryRecord> records;
+  std::size_t good = 0;  // bytes up to the end of the last sound record (0: empty, no header)
+  bool torn = false;     // bytes follow `good` (a torn or corrupt tail)
+};
+Result<HistorySegment> parse_history_segment(const std::string& path, std::string_view data);
 
 }  // namespace leasehold::server
