@@ -271,8 +271,11 @@ void HistoryStore::rotate() {
   // segment; only the new file is still to be made.
   if (!current_is_old_ && ::rename(path.c_str(), old_path_.c_str()) != 0) {
     ++write_errors_;
-    spdlog::warn("audit history: {} (the file grows until a later try works)",
-                 errno_text("cannot rename history file to " + old_path_ + ":", path));
+    // Logged once per run of failures: a retry follows every append.
+    if (!std::exchange(rotate_failing_, true)) {
+      spdlog::warn("audit history: cannot rename {} to {}: {} (the file grows until a later try works)", path,
+                   old_path_, std::strerror(errno));
+    }
     return;
   }
   current_is_old_ = true;
@@ -283,10 +286,13 @@ void HistoryStore::rotate() {
   }
   if (fd < 0) {
     ++write_errors_;
-    spdlog::warn("audit history: {} (records go on into {})", errno_text("cannot start history file", path),
-                 old_path_);
+    if (!std::exchange(rotate_failing_, true)) {
+      spdlog::warn("audit history: {} (records go on into {})", errno_text("cannot start history file", path),
+                   old_path_);
+    }
     return;
   }
+  if (std::exchange(rotate_failing_, false)) spdlog::info("audit history: started {} again", path);
   current_is_old_ = false;
   records_in_file_ = 0;
   bool was_dirty = false;

@@ -29,7 +29,8 @@
 // retries on the next append / sync.
 //
 // Thread-safety: one owner thread (the loop thread) calls every method; the
-// store's own sync thread only fdatasyncs.
+// store's own sync thread only syncs (and closes the old segments' fds that
+// rotate() hands it).
 #pragma once
 
 #include <unistd.h>
@@ -115,6 +116,7 @@ class HistoryStore {
   std::uint64_t next_id_ = 1;
   std::size_t records_in_file_ = 0;   // in the current file
   bool current_is_old_ = false;       // renamed, but no new file could be started
+  bool rotate_failing_ = false;       // the last rotate() failed (logged once per run of failures)
   std::string pending_;               // framed records not written yet
   std::size_t pending_records_ = 0;
   std::uint64_t write_errors_ = 0;
