@@ -37,6 +37,7 @@ void Node::Impl::propose(core::Command command, ProposeDone done) {
   encode_scratch_.clear();
   core::encode_command_to(command, encode_scratch_);
   const std::size_t bytes = encode_scratch_.size();
+  if (encode_scratch_.capacity() > kScratchKeepBytes) encode_scratch_ = std::string();  // one huge command
   if (bytes > options_.max_batch_bytes) {
     return fail_later(std::move(done), ErrorCode::kLimitExceeded,
                       "command of " + std::to_string(bytes) + " bytes exceeds the batch limit " +

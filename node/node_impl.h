@@ -75,6 +75,7 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   };
   std::deque<Queued> queued_;
   std::string encode_scratch_;  // propose(): a command's encoded size without an allocation each
+  static constexpr std::size_t kScratchKeepBytes = 64u << 10;  // a larger scratch is not kept
   Batch in_flight_;
   bool append_in_flight_ = false;
   bool append_scheduled_ = false;  // a start_append task is posted (group_commit.cc)
