@@ -161,6 +161,19 @@ AuditEvent event(const std::string& lock, core::Token token) {
   return e;
 }
 
+// Records 1..n of lock "a", each numbered i in every field.
+void append_numbered(HistoryStore& s, int n) {
+  for (int i = 1; i <= n; ++i) s.append(i, i, i, event("a", i));
+}
+
+// A store on `dir`/history.log keeping `max_entries`.
+HistoryOptions options_in(testing::TempDir& dir, std::size_t max_entries) {
+  HistoryOptions o;
+  o.path = dir.file("history.log");
+  o.max_entries = max_entries;
+  return o;
+}
+
 TEST(HistoryStoreTest, SurvivesReopenAndContinuesIds) {
   testing::TempDir dir("history-store");
   HistoryOptions o;
@@ -239,7 +252,7 @@ TEST(HistoryStoreTest, AppendsReachTheFileAtTheNextFlush) {
   auto s = HistoryStore::open(o);
   ASSERT_TRUE(s) << s.status().to_string();
   const auto empty = std::filesystem::file_size(o.path);
-  for (int i = 1; i <= 3; ++i) (*s)->append(i, i, i, event("a", i));
+  append_numbered(**s, 3);
   EXPECT_EQ(std::filesystem::file_size(o.path), empty);
   EXPECT_EQ((*s)->size(), 3u);  // served from memory before the flush
   (*s)->flush();
@@ -328,12 +341,10 @@ TEST(HistoryStoreTest, RetentionBoundsMemoryAndFile) {
 // segments come back at open.
 TEST(HistoryStoreTest, AFullFileBecomesTheOldSegmentUnchanged) {
   testing::TempDir dir("history-rotate");
-  HistoryOptions o;
-  o.path = dir.file("history.log");
-  o.max_entries = 4;
+  HistoryOptions o = options_in(dir, 4);
   auto s = HistoryStore::open(o);
   ASSERT_TRUE(s);
-  for (int i = 1; i <= 3; ++i) (*s)->append(i, i, i, event("a", i));
+  append_numbered(**s, 3);
   (*s)->flush();
   const std::string three = file_bytes(o.path);
   EXPECT_FALSE(std::filesystem::exists(o.path + ".old"));
@@ -364,13 +375,11 @@ TEST(HistoryStoreTest, AFullFileBecomesTheOldSegmentUnchanged) {
 // it is, and the current segment still loads.
 TEST(HistoryStoreTest, ATornOldSegmentKeepsItsSoundRecords) {
   testing::TempDir dir("history-old-torn");
-  HistoryOptions o;
-  o.path = dir.file("history.log");
-  o.max_entries = 3;
+  HistoryOptions o = options_in(dir, 3);
   {
     auto s = HistoryStore::open(o);
     ASSERT_TRUE(s);
-    for (int i = 1; i <= 4; ++i) (*s)->append(i, i, i, event("a", i));
+    append_numbered(**s, 4);
   }
   const auto old_size = std::filesystem::file_size(o.path + ".old");
   std::filesystem::resize_file(o.path + ".old", old_size - 2);
@@ -392,13 +401,11 @@ TEST(HistoryStoreTest, ATornOldSegmentKeepsItsSoundRecords) {
 // once it can.
 TEST(HistoryStoreTest, AFailedSwitchIsCountedAndRetried) {
   testing::TempDir dir("history-rotate-fail");
-  HistoryOptions o;
-  o.path = dir.file("history.log");
-  o.max_entries = 2;
+  HistoryOptions o = options_in(dir, 2);
   std::filesystem::create_directories(o.path + ".old/blocker");
   auto s = HistoryStore::open(o);
   ASSERT_TRUE(s);
-  for (int i = 1; i <= 4; ++i) (*s)->append(i, i, i, event("a", i));
+  append_numbered(**s, 4);
   EXPECT_GE((*s)->write_errors(), 1u);
   std::filesystem::remove_all(o.path + ".old");
   const auto errors = (*s)->write_errors();
