@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Tests the bounded stop of scripts/run-fuzzer.sh: a "fuzzer" that ignores
+# SIGTERM (as a libFuzzer whose interrupt handler hangs does) is killed
+# RUN_FUZZER_STOP_GRACE seconds after the stop, and the run ends as
+# interrupted (72) with a line saying so; one that exits on SIGTERM keeps
+# its own status.
+#   run_fuzzer_stop_test.sh SOURCE_DIR
+set -euo pipefail
+source_dir=$1
+dir=$(mktemp -d)
+runner=""
+cleanup() {
+  [[ -n "$runner" ]] && kill -KILL "$runner" 2>/dev/null
+  pkill -KILL -f "$dir/fake-fuzzer" 2>/dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# $1: what the fake does on SIGTERM ("" = ignore it, "exit 72" = libFuzzer's clean stop)
+run_with_fake() {
+  cat >"$dir/fake-fuzzer" <<FAKE
+#!/usr/bin/env bash
+trap '$1' TERM
+echo started >"$dir/started"
+while :; do sleep 0.1; done
+FAKE
+  chmod +x "$dir/fake-fuzzer"
+  rm -f "$dir/started"
+  RUN_FUZZER_STOP_GRACE=2 bash "$source_dir/scripts/run-fuzzer.sh" "$dir/fake-fuzzer" fake 600 "$dir/fuzz" \
+    "$dir/work" >"$dir/out.log" 2>&1 &
+  runner=$!
+  local deadline=$((SECONDS + 30))
+  until [[ -f "$dir/started" ]]; do
+    ((SECONDS < deadline)) || fail "the fake fuzzer did not start: $(cat "$dir/out.log")"
+    sleep 0.05
+  done
+  kill -TERM "$runner"
+  deadline=$((SECONDS + 30))
+  while kill -0 "$runner" 2>/dev/null; do
+    ((SECONDS < deadline)) || fail "run-fuzzer.sh still running 30 s after SIGTERM: $(cat "$dir/out.log")"
+    sleep 0.1
+  done
+  RUN_STATUS=0
+  wait "$runner" || RUN_STATUS=$?
+  runner=""
+  if pgrep -f "$dir/fake-fuzzer" >/dev/null; then fail "the fake fuzzer outlived run-fuzzer.sh"; fi
+}
+
+run_with_fake ''
+((RUN_STATUS == 72)) || fail "a fuzzer that ignores the stop: exit $RUN_STATUS, want 72: $(cat "$dir/out.log")"
+grep -q 'still running 2 s after the stop; killed it' "$dir/out.log" || fail "no kill line: $(cat "$dir/out.log")"
+
+run_with_fake 'exit 72'
+((RUN_STATUS == 72)) || fail "a fuzzer that stops cleanly: exit $RUN_STATUS, want 72: $(cat "$dir/out.log")"
+grep -q 'killed it' "$dir/out.log" && fail "a fuzzer that stopped by itself was killed: $(cat "$dir/out.log")"
+echo "run_fuzzer_stop_test: OK"
