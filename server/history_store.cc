@@ -4,8 +4,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -30,9 +30,6 @@ std::string errno_text(const std::string& what, const std::string& path) {
 std::uint64_t plus_one(std::int64_t v) { return v < 0 ? 0 : static_cast<std::uint64_t>(v) + 1; }
 std::int64_t minus_one(std::uint64_t v) { return v == 0 ? -1 : static_cast<std::int64_t>(v - 1); }
 
-void put_u32(std::string& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
 std::uint32_t get_u32(std::string_view in) {
   std::uint32_t v = 0;
   for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
@@ -64,10 +61,12 @@ void append_frame(std::string& out, const HistoryRecord& record) {
   write_record(w, record);
   out = w.take();
   const std::string_view payload = std::string_view(out).substr(head + 8);
-  std::string frame_head;
-  put_u32(frame_head, static_cast<std::uint32_t>(payload.size()));
-  put_u32(frame_head, log::crc32_update(0, payload));
-  out.replace(head, 8, frame_head);
+  const std::uint32_t length = static_cast<std::uint32_t>(payload.size());
+  const std::uint32_t crc = log::crc32_update(0, payload);
+  for (int i = 0; i < 4; ++i) {
+    out[head + i] = static_cast<char>((length >> (8 * i)) & 0xff);
+    out[head + 4 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+  }
 }
 
 bool write_all(int fd, std::string_view bytes) {
