@@ -109,7 +109,9 @@ Status Server::start() {
   if (uv_loop_init(&loop_) != 0) return Status(ErrorCode::kIoError, "cannot create the event loop");
   loop_initialized_ = true;
   if (Status st = LoopTurnMeter::enable(&loop_); !st) return st;
-  executor_ = std::make_unique<LoopExecutor>(&loop_, [] {});
+  auto executor = LoopExecutor::open(&loop_);
+  if (!executor) return executor.status();
+  executor_ = std::move(executor).value();
   obs_ = std::make_unique<Observability>(*this);
   loop_turns_ = LoopTurnMeter([m = &obs_->metrics()](double seconds) { m->observe_loop_turn(seconds); });
 

@@ -7,7 +7,7 @@
 // until elected), then binds the listener; run() serves until SIGINT/SIGTERM (or request_stop()), then
 // stops accepting, lets the node commit what it accepted (node shutdown),
 // closes every client and returns. Disk writes happen on the log's thread;
-// their completions come back through a uv_async executor (loop_executor.h).
+// their completions come back through the loop executor (loop_executor.h).
 //
 // Blocking waits: a LOCK.ACQUIRE ... WAIT that the state machine queued is
 // parked here under (lock, session); the Granted / WaitEnded effect answers
