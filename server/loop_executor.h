@@ -10,7 +10,7 @@
 // finds the handle's send still in progress (the poster is still inside
 // its write(2) to the eventfd, or was preempted there) spins, pausing and
 // calling sched_yield(), until that send returns. Every append completion
-// crosses threads, so under W2 the loop spent 7.8% of the server's CPU in
+// crosses threads; one W2 profile found 7.8% of the server's samples in
 // that spin (docs/bench.md, "The fifth cause").
 //
 // Errors: open() returns kIoError when the eventfd or its poll handle
