@@ -235,6 +235,31 @@ std::string w1_cpu_limit_line(const Row* w1, double goal_per_s) {
                  : " -> the cores allow the goal\n");
 }
 
+// The W2 hand-off ceiling counts only the disk and a PING's round trip. A
+// hand-off also costs the server's own work for the release, the grant and
+// the previous holder's next enqueue, and two client wake-ups, on cores the
+// clients share. The same W2 cell against leasehold-lease (no command
+// waits for a disk) measures that part; with the fsync p50 added it gives
+// the best this server's hand-off path allows on this machine. Below the
+// goal's rate, the goal needs a faster no-disk path, not only a faster
+// commit. "" when the lease column did not run on W2.
+std::string w2_no_disk_limit_line(const Row* w2, const Ceiling& ceiling, double goal_per_s) {
+  if (w2 == nullptr) return "";
+  const Measurement* lease = find(*w2, kLeaseholdLease);
+  if (lease == nullptr || !lease->error.empty() || lease->ops_per_s <= 0) return "";
+  const double no_disk_ms = 1000.0 / lease->ops_per_s;
+  const double fsync_ms = ceiling.fsync_us() / 1000.0;
+  const double limit_per_s = 1000.0 / (no_disk_ms + fsync_ms);
+  const bool beyond = limit_per_s < goal_per_s;
+  return "  limit: W2 hand-off with no durable write (leasehold-lease, the same clients) " + fmt("%.3f", no_disk_ms) +
+         " ms; + fsync p50 " + fmt("%.3f", fsync_ms) + " ms = " + fmt("%.0f", limit_per_s) + " grants/s, " +
+         fmt("%.2fx", goal_per_s > 0 ? limit_per_s / goal_per_s : INFINITY) + " of the goal's " +
+         fmt("%.0f", goal_per_s) +
+         (beyond ? " -> the goal needs a faster hand-off than the server's no-disk path on these cores, not only a "
+                   "faster commit\n"
+                 : " -> the no-disk path allows the goal: the rest is the commit\n");
+}
+
 int goal_clients(const std::vector<Row>& rows) {
   int top = 0;
   for (const auto& row : rows) {
@@ -280,6 +305,7 @@ std::string format_goals(const std::vector<Row>& rows, const Ceiling* ceiling) {
   if (lh2 && with_ceiling) {
     out << goal_line("W2 leasehold >= 0.8x hand-off ceiling 1/(fsync+RTT)", lh2->ops_per_s,
                      ceiling->handoff_per_s(), 0.8, "grants/s");
+    out << w2_no_disk_limit_line(w2, *ceiling, ceiling->handoff_per_s() * 0.8);
   } else {
     out << "  W2 leasehold >= 0.8x hand-off ceiling: n/a\n";
   }

@@ -120,9 +120,24 @@ TEST(LoadBenchReport, GoalsAgainstTheCeilingAndRedisAlways) {
             std::string::npos)
       << goals;
 
+  EXPECT_EQ(goals.find("limit: W2"), std::string::npos) << "no lease column, no W2 limit\n" << goals;
   rows[0].by_target["leasehold-lease"] = meas(10000, false, 0, 0, "");  // = redis-default
   rows[1].by_target["leasehold-lease"] = meas(1500, true, 21, 20, "");  // 1.5x redis-default r=0
   goals = format_goals(rows, &c);
+  // W2 with no disk: 1/1500 s = 0.667 ms; + fsync 0.2 ms = 0.867 ms -> 1154/s, below 0.8 x 4000.
+  EXPECT_NE(goals.find("limit: W2 hand-off with no durable write (leasehold-lease, the same clients) 0.667 ms; + "
+                       "fsync p50 0.200 ms = 1154 grants/s, 0.36x of the goal's 3200 -> the goal needs a faster "
+                       "hand-off than the server's no-disk path on these cores"),
+            std::string::npos)
+      << goals;
+  {
+    auto fast = rows;
+    fast[1].by_target["leasehold-lease"] = meas(50000, true, 21, 20, "");  // 0.02 ms + 0.2 ms -> 4545/s
+    EXPECT_NE(format_goals(fast, &c).find("= 4545 grants/s, 1.42x of the goal's 3200 -> the no-disk path allows "
+                                          "the goal: the rest is the commit"),
+              std::string::npos)
+        << format_goals(fast, &c);
+  }
   rows[0].by_target["leasehold-lease"] = meas(60000, false, 0, 0, "");  // the faster one, above 51200
   EXPECT_NE(format_goals(rows, &c).find("(leasehold-lease, the fastest column that writes nothing durable): 60000 "
                                         "cycles/s, 1.17x of the goal's 51200 -> the cores allow the goal"),
