@@ -14,7 +14,9 @@ namespace leasehold::server {
 
 Result<std::unique_ptr<LoopExecutor>> LoopExecutor::open(uv_loop_t* loop) {
   const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (fd < 0) return Status(ErrorCode::kIoError, std::string("cannot create the loop's eventfd: ") + std::strerror(errno));
+  if (fd < 0) {
+    return Status(ErrorCode::kIoError, std::string("cannot create the loop's eventfd: ") + std::strerror(errno));
+  }
   auto shared = std::make_shared<Shared>(fd);  // owns fd from here on
   auto* poll = new uv_poll_t;
   if (const int rc = uv_poll_init(loop, poll, fd); rc != 0) {
@@ -59,10 +61,11 @@ node::Executor LoopExecutor::executor() const {
 
 void LoopExecutor::close() {
   if (poll_ == nullptr) return;
+  std::deque<std::function<void()>> dropped;  // destroyed outside the lock: a task's captures may post
   {
     std::lock_guard<std::mutex> lock(shared_->mu);
     shared_->open = false;
-    shared_->tasks.clear();
+    dropped.swap(shared_->tasks);
   }
   poll_->data = nullptr;
   uv_close(reinterpret_cast<uv_handle_t*>(poll_), [](uv_handle_t* h) { delete reinterpret_cast<uv_poll_t*>(h); });
