@@ -10,7 +10,12 @@
 // the middle of a turn. So each turn is also measured in the loop thread's
 // own CPU time (CLOCK_THREAD_CPUTIME_ID, which does not advance while the
 // thread waits in poll, sleeps or is descheduled). A long turn with as much
-// CPU time was the server's work.
+// CPU time was the server's work. The CPU time is taken from one turn to the
+// next, so it also holds the poll's own CPU time (entering and leaving the
+// kernel, and on the first polls lazy symbol binding and page faults), which
+// libuv counts as idle: a turn's CPU time may exceed its busy time by that
+// much (tens of microseconds; a few tenths of a millisecond measured on the
+// first turns of an ASan build), never by more than what the poll itself ran.
 //
 // A long turn off the CPU is told apart by the loop thread's context
 // switches and major page faults during it (getrusage(RUSAGE_THREAD)):

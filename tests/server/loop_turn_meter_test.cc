@@ -131,7 +131,13 @@ LoopTurnMeter::Stats two_busy_turns(Busy how) {
 TEST(LoopTurnMeter, ATurnThatBurnsCpuCountsOnCpu) {
   const LoopTurnMeter::Stats s = two_busy_turns(Busy::kSpinCpu);
   EXPECT_GE(s.longest_cpu_ms, 30.0);
-  EXPECT_GE(s.longest_ms, s.longest_cpu_ms * 0.99);  // CPU time in a turn is part of its wall time
+  // The spin's 30 ms of CPU time ran outside poll, so all of it is busy time.
+  EXPECT_GE(s.longest_ms, 30.0);
+  // The turn's CPU time also holds the poll's own (see the header), which
+  // libuv counts as idle: a fraction of a millisecond, even in the first
+  // turns of an ASan build (0.06 ms per poll measured in release, up to
+  // 0.3 ms in ASan's first). 3 ms would mean CPU time from outside the turn.
+  EXPECT_LE(s.longest_cpu_ms, s.longest_ms + 3.0);
   EXPECT_GE(s.over_10ms_on_cpu, 2u);
   EXPECT_LE(s.over_10ms_on_cpu, s.over_10ms);
 }
