@@ -1,7 +1,9 @@
 // tests/server/loop_executor_test.cc: server/loop_executor.h runs every task
 // posted from any thread exactly once, on the loop thread, in each poster's
 // order; drops posts after close(); and its executor function stays safe to
-// call after the executor is gone.
+// call after the executor is gone. Posts from the loop thread itself write
+// no eventfd, run without waiting for I/O, keep their order and are dropped
+// by close() too.
 #include "server/loop_executor.h"
 
 #include <gtest/gtest.h>
@@ -9,9 +11,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -117,6 +121,91 @@ TEST_F(LoopExecutorTest, AWakeUpFromAnotherThreadEndsAnIdlePoll) {
   poster.join();
   ASSERT_TRUE(finished_at_);
   EXPECT_LT(*finished_at_ - start, std::chrono::seconds(15)) << "woken by the guard timer, not the post";
+}
+
+// The process's write(2) calls so far (/proc/self/io, "syscw").
+std::optional<long> write_syscalls() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  long value = 0;
+  while (io >> key >> value) {
+    if (key == "syscw:") return value;
+  }
+  return std::nullopt;
+}
+
+// Runs one turn of the loop so that the executor knows its thread.
+void learn_loop_thread(uv_loop_t* loop) { uv_run(loop, UV_RUN_NOWAIT); }
+
+TEST_F(LoopExecutorTest, PostsFromTheLoopThreadWriteNoEventfd) {
+  const std::optional<long> before = write_syscalls();
+  if (!before) GTEST_SKIP() << "no /proc/self/io here";
+  learn_loop_thread(&loop_);
+  node::Executor post = executor_->executor();
+  int depth = 0;
+  std::optional<long> after;
+  std::function<void()> chain = [&] {
+    if (++depth == 1000) {
+      after = write_syscalls();
+      return finish();
+    }
+    post(chain);
+  };
+  uv_timer_t start{};
+  uv_timer_init(&loop_, &start);
+  start.data = &chain;
+  uv_timer_start(&start, [](uv_timer_t* t) { (*static_cast<std::function<void()>*>(t->data))(); }, 0, 0);
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  uv_close(reinterpret_cast<uv_handle_t*>(&start), nullptr);
+  uv_run(&loop_, UV_RUN_DEFAULT);  // the close completes before `start` goes out of scope
+  ASSERT_EQ(depth, 1000);
+  ASSERT_TRUE(after);
+  // Through the eventfd each of the 999 posts would be one write(2).
+  EXPECT_LT(*after - *before, 20) << "posts from the loop thread went through the eventfd";
+}
+
+TEST_F(LoopExecutorTest, APostFromTheLoopThreadRunsWithoutWaitingForIo) {
+  // Nothing is due for 20 s (the guard): the post alone must keep the next
+  // poll from blocking.
+  learn_loop_thread(&loop_);
+  node::Executor post = executor_->executor();
+  struct Context {
+    node::Executor post;
+    std::function<void()> finish;
+  } context{post, [this] { finish(); }};
+  uv_timer_t start{};
+  uv_timer_init(&loop_, &start);
+  start.data = &context;
+  uv_timer_start(
+      &start,
+      [](uv_timer_t* t) {
+        auto* c = static_cast<Context*>(t->data);
+        c->post(c->finish);
+      },
+      0, 0);
+  const auto started = std::chrono::steady_clock::now();
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  uv_close(reinterpret_cast<uv_handle_t*>(&start), nullptr);
+  uv_run(&loop_, UV_RUN_DEFAULT);  // the close completes before `start` goes out of scope
+  ASSERT_TRUE(finished_at_);
+  EXPECT_LT(*finished_at_ - started, std::chrono::seconds(15)) << "run by the guard timer, not the post";
+}
+
+TEST_F(LoopExecutorTest, LoopThreadPostsRunInOrderAndAreDroppedByClose) {
+  learn_loop_thread(&loop_);
+  node::Executor post = executor_->executor();
+  std::vector<int> order;
+  bool dropped_ran = false;
+  post([&] {  // made before the loop runs again: from the loop thread
+    for (int i = 0; i < 5; ++i) post([&order, i] { order.push_back(i); });
+    post([&] {
+      post([&] { dropped_ran = true; });
+      finish();  // closes the executor: the post just made is dropped
+    });
+  });
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_FALSE(dropped_ran);
 }
 
 }  // namespace
