@@ -28,35 +28,45 @@ Status LoopTurnMeter::enable(uv_loop_t* loop) {
 void LoopTurnMeter::on_turn(uv_loop_t* loop) {
   const std::uint64_t now = uv_hrtime();
   const std::uint64_t idle = uv_metrics_idle_time(loop);
-  const ThreadUsage usage = thread_usage();
-  if (last_ns_ != 0) {
+  if (last_ns_ == 0) {
+    last_usage_ = thread_usage();
+    ++stats_.usage_reads;
+    usage_ns_ = now;
+  } else {
     const std::uint64_t wall = now - last_ns_;
     const std::uint64_t waited = idle - last_idle_ns_;
     const double busy_ms = wall > waited ? static_cast<double>(wall - waited) / 1e6 : 0.0;
-    const double cpu_ms =
-        usage.cpu_ns > last_usage_.cpu_ns ? static_cast<double>(usage.cpu_ns - last_usage_.cpu_ns) / 1e6 : 0.0;
+    if (waited > 0) ++polls_waited_;
     ++stats_.turns;
     if (busy_ms > stats_.longest_ms) stats_.longest_ms = busy_ms;
     if (busy_ms > 100) ++stats_.over_100ms;
-    if (cpu_ms > stats_.longest_cpu_ms) stats_.longest_cpu_ms = cpu_ms;
-    if (busy_ms > 10) {
-      ++stats_.over_10ms;
-      const std::uint64_t poll_sleeps = waited > 0 ? 1 : 0;  // see the header
-      const bool slept = usage.major_faults > last_usage_.major_faults ||
-                         usage.voluntary_switches - last_usage_.voluntary_switches > poll_sleeps;
-      if (cpu_ms > 10) {
-        ++stats_.over_10ms_on_cpu;
-      } else if (slept) {
-        ++stats_.over_10ms_blocked;
-      } else if (usage.involuntary_switches > last_usage_.involuntary_switches) {
-        ++stats_.over_10ms_preempted;
+    if (busy_ms > 10) ++stats_.over_10ms;
+    if (now - usage_ns_ >= kUsageEveryNs) {
+      // Always so after a turn over 10 ms (see the header).
+      const ThreadUsage usage = thread_usage();
+      ++stats_.usage_reads;
+      const double cpu_ms =
+          usage.cpu_ns > last_usage_.cpu_ns ? static_cast<double>(usage.cpu_ns - last_usage_.cpu_ns) / 1e6 : 0.0;
+      if (cpu_ms > stats_.longest_cpu_ms) stats_.longest_cpu_ms = cpu_ms;
+      if (busy_ms > 10) {
+        const bool slept = usage.major_faults > last_usage_.major_faults ||
+                           usage.voluntary_switches - last_usage_.voluntary_switches > polls_waited_;
+        if (cpu_ms > 10) {
+          ++stats_.over_10ms_on_cpu;
+        } else if (slept) {
+          ++stats_.over_10ms_blocked;
+        } else if (usage.involuntary_switches > last_usage_.involuntary_switches) {
+          ++stats_.over_10ms_preempted;
+        }
       }
+      last_usage_ = usage;
+      usage_ns_ = now;
+      polls_waited_ = 0;
     }
     if (observe_) observe_(busy_ms / 1e3);
   }
   last_ns_ = now;
   last_idle_ns_ = idle;
-  last_usage_ = usage;
 }
 
 }  // namespace leasehold::server

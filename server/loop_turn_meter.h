@@ -31,6 +31,18 @@
 // also descheduled). A turn that neither slept nor was preempted is in
 // neither count.
 //
+// Reading the thread's CPU time and getrusage() are two system calls, and a
+// loaded server turns its loop 40,000 times a second or more: read every
+// turn they cost 6-9% of lease-mode W2 (docs/bench.md, "The sixth cause").
+// So they are read at the end of a turn only when kUsageEvery has passed
+// since the last reading. The CPU time, switches and faults then cover the
+// turn plus at most kUsageEvery of the turns before it, and each of those
+// turns' polls that waited counts as one sleep of its own. A turn over
+// 10 ms always ends with a reading (kUsageEvery is shorter), so its
+// classification holds up to that margin: up to 1 ms of earlier CPU time,
+// and an earlier turn's preemption or sleep within that millisecond.
+// longest_cpu_ms is the longest such span's CPU time.
+//
 // Use: enable() on the loop before it runs, then on_turn() once per turn
 // (the server calls it from its prepare handle, just before poll), always
 // from the loop's thread.
@@ -59,7 +71,11 @@ class LoopTurnMeter {
     // thread was off the CPU (see above).
     std::uint64_t over_10ms_blocked = 0;
     std::uint64_t over_10ms_preempted = 0;
+    std::uint64_t usage_reads = 0;  // how often the thread's CPU time and rusage were read
   };
+
+  // The least time between two readings of the thread's usage.
+  static constexpr std::uint64_t kUsageEveryNs = 1'000'000;
 
   // Turns on libuv's idle-time metric for `loop` (kIoError if libuv refuses).
   static Status enable(uv_loop_t* loop);
@@ -85,7 +101,9 @@ class LoopTurnMeter {
   std::function<void(double)> observe_;
   std::uint64_t last_ns_ = 0;       // uv_hrtime() at the previous turn (0 = none yet)
   std::uint64_t last_idle_ns_ = 0;  // uv_metrics_idle_time() then
+  std::uint64_t usage_ns_ = 0;      // uv_hrtime() at the last reading of the thread's usage
   ThreadUsage last_usage_;          // the loop thread's usage then
+  std::uint64_t polls_waited_ = 0;  // turns since that reading whose poll counted idle time
   Stats stats_;
 };
 

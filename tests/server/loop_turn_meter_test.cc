@@ -3,7 +3,8 @@
 // waiting in poll does not count. A callback that burns 30 ms of its own
 // CPU time is a turn on CPU; one that sleeps for 30 ms is a long turn that
 // is blocked, and one that spins on a core another thread takes from it is
-// a long turn that is preempted; neither is on CPU.
+// a long turn that is preempted; neither is on CPU. The thread's usage is
+// read at most once a millisecond, however fast the loop turns.
 #include "server/loop_turn_meter.h"
 
 #include <gtest/gtest.h>
@@ -215,6 +216,50 @@ TEST(LoopTurnMeter, AnIdleLoopWaitsInPollAndItsTurnsAreShort) {
   for (double v : l.observed) busy += v;
   // 160+ ms spent mostly waiting in poll: the busy sum is a fraction of it.
   EXPECT_LT(busy, wall_s * 0.9);
+}
+
+// A loop that never waits (an idle handle keeps polling at once) turns
+// thousands of times in 100 ms; the thread's usage is read at most once
+// per LoopTurnMeter::kUsageEveryNs of them, not once a turn.
+TEST(LoopTurnMeter, AFastSpinningLoopReadsItsThreadUsageAtMostOncePerMillisecond) {
+  uv_loop_t loop{};
+  ASSERT_EQ(uv_loop_init(&loop), 0);
+  ASSERT_TRUE(LoopTurnMeter::enable(&loop).is_ok());
+  struct State {
+    LoopTurnMeter meter;
+    uv_prepare_t prepare{};
+    uv_idle_t idle{};
+    std::chrono::steady_clock::time_point until;
+  } st;
+  uv_prepare_init(&loop, &st.prepare);
+  st.prepare.data = &st;
+  uv_prepare_start(&st.prepare, [](uv_prepare_t* h) {
+    auto* self = static_cast<State*>(h->data);
+    self->meter.on_turn(h->loop);
+  });
+  uv_idle_init(&loop, &st.idle);
+  st.idle.data = &st;
+  const auto start = std::chrono::steady_clock::now();
+  st.until = start + std::chrono::milliseconds(100);
+  uv_idle_start(&st.idle, [](uv_idle_t* h) {
+    auto* self = static_cast<State*>(h->data);
+    if (std::chrono::steady_clock::now() >= self->until) {
+      uv_idle_stop(h);
+      uv_prepare_stop(&self->prepare);
+    }
+  });
+  uv_run(&loop, UV_RUN_DEFAULT);
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  uv_close(reinterpret_cast<uv_handle_t*>(&st.prepare), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&st.idle), nullptr);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+  const LoopTurnMeter::Stats s = st.meter.stats();
+  // Readings are at least 1 ms apart, plus the first one.
+  EXPECT_LE(static_cast<double>(s.usage_reads), wall_ms * 1e6 / LoopTurnMeter::kUsageEveryNs + 2);
+  // Meaningful only if turns were shorter than a millisecond; even a loaded
+  // ASan build turns far faster than that.
+  EXPECT_GT(s.turns, 2 * s.usage_reads) << "turns " << s.turns << " in " << wall_ms << " ms";
 }
 
 }  // namespace
