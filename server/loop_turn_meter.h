@@ -34,11 +34,11 @@
 // Reading the thread's CPU time and getrusage() are two system calls, and a
 // loaded server turns its loop 40,000 times a second or more: read every
 // turn they cost 6-9% of lease-mode W2 (docs/bench.md, "The sixth cause").
-// So they are read at the end of a turn only when kUsageEvery has passed
-// since the last reading. The CPU time, switches and faults then cover the
-// turn plus at most kUsageEvery of the turns before it, and each of those
+// So they are read at the end of a turn only when kUsageEveryNs (1 ms) has
+// passed since the last reading. The CPU time, switches and faults then
+// cover the turn plus at most 1 ms of the turns before it, and each of those
 // turns' polls that waited counts as one sleep of its own. A turn over
-// 10 ms always ends with a reading (kUsageEvery is shorter), so its
+// 10 ms always ends with a reading (1 ms had passed), so its
 // classification holds up to that margin: up to 1 ms of earlier CPU time,
 // and an earlier turn's preemption or sleep within that millisecond.
 // longest_cpu_ms is the longest such span's CPU time.
