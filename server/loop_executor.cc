@@ -143,12 +143,10 @@ void LoopExecutor::drain() {
 
 void LoopExecutor::post_local(std::function<void()> task) {
   local_.push_back(std::move(task));
-  if (!idle_started_) {
-    // An active idle handle makes the loop poll without blocking, so the
-    // check handle runs this turn even when no I/O is due.
-    uv_idle_start(idle_, [](uv_idle_t*) {});
-    idle_started_ = true;
-  }
+  // An active idle handle makes the loop poll without blocking, so the
+  // check handle runs this turn even when no I/O is due (starting an active
+  // one does nothing).
+  uv_idle_start(idle_, [](uv_idle_t*) {});
 }
 
 void LoopExecutor::run_local() {
@@ -159,10 +157,7 @@ void LoopExecutor::run_local() {
   const std::shared_ptr<Shared> shared = shared_;  // a task may close, even destroy, this executor
   for (auto& task : batch) task();
   // Posts made by these tasks wait for the next turn's check (idle stays on).
-  if (shared->owner == this && local_.empty() && idle_started_) {
-    uv_idle_stop(idle_);
-    idle_started_ = false;
-  }
+  if (shared->owner == this && local_.empty()) uv_idle_stop(idle_);
 }
 
 }  // namespace leasehold::server

@@ -95,7 +95,6 @@ class LoopExecutor {
   uv_check_t* check_;
   uv_idle_t* idle_;
   std::deque<std::function<void()>> local_;  // loop thread's own posts, run by the check handle
-  bool idle_started_ = false;                // idle_ is started (local_ was not empty)
 };
 
 }  // namespace leasehold::server
