@@ -200,7 +200,10 @@ void Connection::on_slot_done() {
     return;
   }
   if (pump_deferred_) return;
-  pump_deferred_ = server_.defer_pump(weak_from_this());
+  // A blocking request at the head, now answered: a client that waited
+  // (a lock granted to it) goes out ahead of the phase's other replies.
+  const bool waited = !queue_.empty() && queue_.front().blocking && queue_.front().slot->done;
+  pump_deferred_ = server_.defer_pump(weak_from_this(), waited);
   if (!pump_deferred_) pump();
 }
 

@@ -528,9 +528,9 @@ void Server::flush_audit_history() {
   if (obs_) obs_->flush_history();
 }
 
-bool Server::defer_pump(std::weak_ptr<Connection> conn) {
+bool Server::defer_pump(std::weak_ptr<Connection> conn, bool waited) {
   if (!handles_open_) return false;
-  deferred_pumps_.add(std::move(conn));
+  deferred_pumps_.add(std::move(conn), waited);
   return true;
 }
 

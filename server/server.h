@@ -121,9 +121,10 @@ class Server {
   ReadBudget& read_budget() { return read_budget_; }
   const ReadBudget& read_budget() const { return read_budget_; }
 
-  // Pumps `conn` later in this loop phase (server/deferred_pumps.h). False
-  // (nothing queued) while the loop's handles are closed: pump it now.
-  bool defer_pump(std::weak_ptr<Connection> conn);
+  // Pumps `conn` later in this loop phase (server/deferred_pumps.h), ahead
+  // of the others if `waited` (its blocking request was just answered).
+  // False (nothing queued) while the loop's handles are closed: pump it now.
+  bool defer_pump(std::weak_ptr<Connection> conn, bool waited);
 
   // Parks `reply` until (lock, session)'s wait ends. `conn` is the waiting connection.
   void park_wait(const std::string& lock, core::SessionId session, Responder reply,
