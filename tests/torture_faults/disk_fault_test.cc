@@ -95,6 +95,48 @@ TEST_F(DiskFaultTest, EioOnWriteStopsWrites) {
   crash_cut_and_check({{"before", before.integer}}, s);
 }
 
+TEST_F(DiskFaultTest, ARocksDbWriteFailingAfterTheJournalSyncedStopsWritesAndLosesNothing) {
+  // The log writes an entry to its journal (pwrite + fdatasync), then puts
+  // it into RocksDB without a sync (log/rocksdb_log.h). Here only RocksDB's
+  // files fail: the entry is durable in the journal, but its put fails. The
+  // client must hear "outcome unknown", the node must stop taking writes,
+  // and neither a clean stop (which must not empty the journal) nor a
+  // crash with a power cut may lose an acknowledged entry; the journal's
+  // copy of the failed one is written back at the restart.
+  ASSERT_TRUE(shimmed_.start());
+  RespClient c = shimmed_.server().client();
+  const std::string s = open_session(c);
+  std::map<std::string, std::int64_t> held;
+  std::int64_t highest = 0;
+  for (int i = 0; i < 20; ++i) {  // acknowledged, most only in the journal and RocksDB's unsynced WAL
+    const std::string lock = "before-" + std::to_string(i);
+    const Value v = c.call({"LOCK.ACQUIRE", lock, s});
+    ASSERT_EQ(v.type, Type::kInteger) << v.str;
+    held[lock] = v.integer;
+    highest = std::max(highest, v.integer);
+  }
+  shimmed_.set_faults("eio-write only:rocksdb/");
+  const Value failed = c.call({"LOCK.ACQUIRE", "during-fault", s});
+  ASSERT_EQ(failed.type, Type::kError) << "acknowledged a write RocksDB refused";
+  EXPECT_NE(failed.str.find("Input/output error"), std::string::npos) << failed.str;
+  EXPECT_NE(failed.str.find("outcome unknown"), std::string::npos) << failed.str;
+  shimmed_.set_faults("");
+  expect_writes_stopped(c, s, "node stopped");
+  EXPECT_EQ(last_token(c, "during-fault"), -1);  // never applied in memory
+  // A clean stop after the failure, then a crash and a power cut.
+  ASSERT_TRUE(shimmed_.server().stop().has_value());
+  ASSERT_TRUE(shimmed_.start());
+  {
+    RespClient again = shimmed_.server().client();
+    for (const auto& [lock, token] : held) EXPECT_EQ(last_token(again, lock), token) << lock;
+    // The journal held it: written back, under the token it was to get.
+    EXPECT_GT(last_token(again, "during-fault"), highest);
+    highest = std::max(highest, last_token(again, "during-fault"));
+  }
+  held["during-fault"] = highest;
+  crash_cut_and_check(held, s, highest);
+}
+
 TEST_F(DiskFaultTest, DiskFullRefusesWritesAndARestartResumesOnceSpaceReturns) {
   ASSERT_TRUE(shimmed_.start());
   RespClient c = shimmed_.server().client();

@@ -105,6 +105,18 @@ TEST_F(PowerCutTest, ControlFileFailsFsyncWithEio) {
   EXPECT_EQ(run("printf x > c && sync c"), 0);
 }
 
+TEST_F(PowerCutTest, AnOnlyPrefixLimitsTheFaultsToTheFilesBelowIt) {
+  std::filesystem::create_directories(data_ + "/sub");
+  std::ofstream(dir_.file("control")) << "eio-write eio-fsync only:sub/\n";
+  EXPECT_NE(run_ops({"open", "sub/a", "write", "x"}), 0);  // under the prefix: refused
+  EXPECT_NE(read_file(dir_.file("sh.stderr")).find("Input/output error"), std::string::npos);
+  EXPECT_EQ(run_ops({"open", "b", "write", "x", "fdatasync"}), 0) << read_file(dir_.file("sh.stderr"));
+  EXPECT_EQ(run_ops({"open", "subway", "write", "x", "fsync"}), 0) << read_file(dir_.file("sh.stderr"));
+  std::ofstream(dir_.file("control")) << "eio-fsync only:sub/\n";
+  EXPECT_NE(run_ops({"open", "sub/c", "write", "x", "fsync"}), 0);  // the write passes, the sync fails
+  EXPECT_NE(read_file(dir_.file("sh.stderr")).find("fsync"), std::string::npos) << read_file(dir_.file("sh.stderr"));
+}
+
 TEST_F(PowerCutTest, AnOverwriteOfSyncedBytesIsUndone) {
   make_synced_file();
   ASSERT_EQ(run_ops({"open", "f", "pwrite", "2", "XY", "kill"}), kKilled);

@@ -21,6 +21,9 @@
 //   eio-fsync    fsync/fdatasync/sync_file_range fail with EIO (nothing is
 //                synced, and nothing is journaled as durable)
 //   enospc       write/pwrite/writev/pwritev/pwritev2/fallocate fail with ENOSPC
+//   only:PREFIX  the faults above hit only files whose path below
+//                LEASEHOLD_FAULT_DIR starts with PREFIX (e.g. only:rocksdb/
+//                fails RocksDB's writes but not the entry journal's)
 // Unknown words are ignored (so a harness can comment: "# ...").
 //
 // Journal lines (tab-separated, appended with one write() each, always

@@ -124,8 +124,15 @@ const Faults& current_faults(Shim& s) {
     if (std::strcmp(word, "eio-write") == 0) s.faults.eio_write = true;
     if (std::strcmp(word, "eio-fsync") == 0) s.faults.eio_fsync = true;
     if (std::strcmp(word, "enospc") == 0) s.faults.enospc = true;
+    if (std::strncmp(word, "only:", 5) == 0) s.faults.only = word + 5;
   }
   return s.faults;
+}
+
+bool faults_apply(const Shim& s, const Faults& faults, const std::string& path) {
+  if (faults.only.empty()) return true;
+  const std::size_t from = s.dir.size() + 1;  // past "<dir>/"
+  return path.size() > from && path.compare(from, faults.only.size(), faults.only) == 0;
 }
 
 bool journal_line(Shim& s, const std::string& line) {
@@ -271,7 +278,10 @@ bool sync_fault(int fd) {
   Shim& s = shim();
   if (!s.enabled) return false;
   std::lock_guard lock(s.mu);
-  return s.fds.count(fd) != 0 && current_faults(s).eio_fsync;
+  auto it = s.fds.find(fd);
+  if (it == s.fds.end()) return false;
+  const Faults& faults = current_faults(s);
+  return faults.eio_fsync && faults_apply(s, faults, it->second.path);
 }
 
 void forget_fd(int fd) {

@@ -48,6 +48,9 @@ struct Faults {
   bool eio_write = false;
   bool eio_fsync = false;
   bool enospc = false;
+  // `only:<prefix>`: the faults hit only files whose path below the
+  // directory starts with this (e.g. "rocksdb/"); empty: every file.
+  std::string only;
 };
 
 struct Shim {
@@ -76,6 +79,9 @@ Shim& shim();
 int close_untracked(int fd);
 // The faults in force (mu held): re-reads the control file on change.
 const Faults& current_faults(Shim& s);
+// Whether the faults in force apply to the tracked `path` (absolute, under
+// the directory): always, unless an `only:` prefix leaves it out.
+bool faults_apply(const Shim& s, const Faults& faults, const std::string& path);
 // Appends one line, "\n" included, to the journal (mu held); false if it
 // could not (no journal configured, or the write failed).
 bool journal_line(Shim& s, const std::string& line);

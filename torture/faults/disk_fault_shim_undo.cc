@@ -128,8 +128,10 @@ int begin_write(int fd, long long offset, unsigned long long length, WriteHold& 
     auto it = s.fds.find(fd);
     if (it == s.fds.end()) return 0;
     const Faults& faults = current_faults(s);
-    if (faults.eio_write) return EIO;
-    if (faults.enospc) return ENOSPC;
+    if (faults_apply(s, faults, it->second.path)) {
+      if (faults.eio_write) return EIO;
+      if (faults.enospc) return ENOSPC;
+    }
     file = it->second.file;
   }
   if (!file) return 0;
