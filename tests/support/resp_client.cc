@@ -145,4 +145,20 @@ bool RespClient::wait_closed(std::chrono::milliseconds timeout) {
   return true;
 }
 
+std::optional<std::string> info_value(RespClient& c, const std::string& section, const std::string& key) {
+  const resp::Value info = c.call({"INFO", section});
+  if (info.type == resp::Type::kError) return std::nullopt;
+  const std::string& text = info.str;
+  const std::string line_start = key + ":";
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + at, end - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.substr(0, line_start.size()) == line_start) return std::string(line.substr(line_start.size()));
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
 }  // namespace leasehold::testing

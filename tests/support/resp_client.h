@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,5 +57,9 @@ class RespClient {
   std::string buffer_;
   resp::Parser parser_{resp::Parser::Mode::kReply};
 };
+
+// One `key:value` line of `INFO <section>` through `c`: the value, or
+// nullopt when the line is missing (or the call failed).
+std::optional<std::string> info_value(RespClient& c, const std::string& section, const std::string& key);
 
 }  // namespace leasehold::testing

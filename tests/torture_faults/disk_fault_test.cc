@@ -4,7 +4,9 @@
 // durable. ENOSPC: writes are refused with a clear error; once space
 // returns, a restart resumes with every acknowledged grant. A simulated
 // power cut (leasehold-power-cut after kill -9) under concurrent load keeps
-// every acknowledged grant, and tokens keep rising.
+// every acknowledged grant, and tokens keep rising. A RocksDB write failing
+// after the journal synced loses nothing; a failed lease-mode background
+// write is followed by a quarantine even after a clean stop.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -228,6 +230,50 @@ TEST_F(DiskFaultTest, LeaseModePowerCutLosesAcksButNoTokenAndQuarantines) {
   ASSERT_TRUE(shimmed_.start());
   RespClient c = shimmed_.server().client();
   const std::string s = open_session(c);  // outlives the quarantine without keepalives
+  const Value t = c.call({"LOCK.ACQUIRE", "L0", s, "WAIT", "60000"}, scaled(60s));
+  ASSERT_EQ(t.type, Type::kInteger) << t.str;
+  EXPECT_GT(t.integer, highest) << out;
+  EXPECT_GE(std::chrono::steady_clock::now() - restarted, std::chrono::milliseconds(kTtlMs)) << out;
+}
+
+TEST_F(DiskFaultTest, LeaseModeWriteFailureThenACleanStopStillQuarantines) {
+  // --durability lease answers first and writes behind. When a background
+  // write fails, what it carried was acknowledged and may be lost, so even
+  // a clean SIGTERM afterwards must not mark the data dir clean: the next
+  // start quarantines for the longest TTL and starts above every token.
+  ASSERT_TRUE(shimmed_.start({"--durability", "lease"}));
+  constexpr int kTtlMs = 3000;
+  std::int64_t highest = 0;
+  {
+    RespClient c = shimmed_.server().client();
+    const std::string s = open_session(c, kTtlMs);
+    for (int i = 0; i < 10; ++i) {
+      const Value t = c.call({"LOCK.ACQUIRE", "L" + std::to_string(i), s});
+      ASSERT_EQ(t.type, Type::kInteger) << t.str;
+      highest = std::max(highest, t.integer);
+    }
+    shimmed_.set_faults("eio-fsync");
+    // Answered at once; its background write fails.
+    const Value during = c.call({"LOCK.ACQUIRE", "during-fault", s});
+    ASSERT_EQ(during.type, Type::kInteger) << during.str;
+    highest = std::max(highest, during.integer);
+    EXPECT_TRUE(eventually([&] { return !info_value(c, "log", "node_failure").value_or("").empty(); }, 30s))
+        << "the failed background write did not stop the node";
+  }
+  // The disk "recovers", then SIGTERM: the clean path, which could now
+  // write a clean mark.
+  shimmed_.set_faults("");
+  ASSERT_TRUE(shimmed_.server().stop().has_value());
+  std::string out;
+  ASSERT_EQ(shimmed_.power_cut(&out), 0) << out;  // the failed fsync's bytes never reached the disk
+  const auto restarted = std::chrono::steady_clock::now();
+  ASSERT_TRUE(shimmed_.start());
+  RespClient c = shimmed_.server().client();
+  const std::string s = open_session(c);
+  EXPECT_GT(std::stoll(info_value(c, "log", "quarantine_remaining_ms").value_or("0")), 0) << out;
+  // A lock nobody held: without WAIT, nil during the quarantine.
+  const Value now = c.call({"LOCK.ACQUIRE", "never-held", s});
+  EXPECT_EQ(now.type, Type::kNull) << now.str;
   const Value t = c.call({"LOCK.ACQUIRE", "L0", s, "WAIT", "60000"}, scaled(60s));
   ASSERT_EQ(t.type, Type::kInteger) << t.str;
   EXPECT_GT(t.integer, highest) << out;
