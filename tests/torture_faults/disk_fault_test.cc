@@ -43,6 +43,44 @@ class DiskFaultTest : public ::testing::Test {
     EXPECT_NE(v.str.find(cause), std::string::npos) << v.str;
   }
 
+  // Acquires L0..L<n-1> for `session`; the highest token (-1 after a failure).
+  std::int64_t acquire_locks(RespClient& c, const std::string& session, int n) {
+    std::int64_t highest = 0;
+    for (int i = 0; i < n; ++i) {
+      const Value t = c.call({"LOCK.ACQUIRE", "L" + std::to_string(i), session});
+      if (t.type != Type::kInteger) {
+        ADD_FAILURE() << "LOCK.ACQUIRE L" << i << ": " << t.str;
+        return -1;
+      }
+      highest = std::max(highest, t.integer);
+    }
+    return highest;
+  }
+
+  // Restarts without faults after an unclean lease-mode stop: the node is
+  // quarantined for at least `ttl` from now (INFO, and LOCK.ACQUIRE without
+  // WAIT answers nil; both checked only while that much has not passed, so
+  // a slow start cannot fail them), grants L0 no sooner, and above `highest`.
+  void expect_quarantined_restart(std::int64_t highest, std::chrono::milliseconds ttl, const std::string& out) {
+    const auto restarted = std::chrono::steady_clock::now();
+    const auto within_ttl = [&] { return std::chrono::steady_clock::now() - restarted < ttl; };
+    ASSERT_TRUE(shimmed_.start());
+    RespClient c = shimmed_.server().client();
+    const std::string s = open_session(c);  // outlives the quarantine without keepalives
+    const std::string remaining = info_value(c, "log", "quarantine_remaining_ms").value_or("0");
+    if (within_ttl()) {
+      EXPECT_GT(std::stoll(remaining), 0) << out;
+    }
+    const Value free = c.call({"LOCK.ACQUIRE", "never-held", s});  // a lock nobody held
+    if (within_ttl()) {
+      EXPECT_EQ(free.type, Type::kNull) << free.str;
+    }
+    const Value t = c.call({"LOCK.ACQUIRE", "L0", s, "WAIT", "60000"}, scaled(60s));
+    ASSERT_EQ(t.type, Type::kInteger) << t.str;
+    EXPECT_GT(t.integer, highest) << out;
+    EXPECT_GE(std::chrono::steady_clock::now() - restarted, ttl) << out;
+  }
+
   // kill -9, power cut, restart without faults: `held` (lock -> token, or 0
   // for an acknowledged release) is all there, and the next token is above
   // `highest` and every token in `held`.
@@ -216,24 +254,13 @@ TEST_F(DiskFaultTest, LeaseModePowerCutLosesAcksButNoTokenAndQuarantines) {
   std::int64_t highest = 0;
   {
     RespClient c = shimmed_.server().client();
-    const std::string s = open_session(c, kTtlMs);
-    for (int i = 0; i < 50; ++i) {
-      const Value t = c.call({"LOCK.ACQUIRE", "L" + std::to_string(i), s});
-      ASSERT_EQ(t.type, Type::kInteger) << t.str;
-      highest = std::max(highest, t.integer);
-    }
+    highest = acquire_locks(c, open_session(c, kTtlMs), 50);
+    ASSERT_GT(highest, 0);
   }
   shimmed_.server().process().kill9();
   std::string out;
   ASSERT_EQ(shimmed_.power_cut(&out), 0) << out;
-  const auto restarted = std::chrono::steady_clock::now();
-  ASSERT_TRUE(shimmed_.start());
-  RespClient c = shimmed_.server().client();
-  const std::string s = open_session(c);  // outlives the quarantine without keepalives
-  const Value t = c.call({"LOCK.ACQUIRE", "L0", s, "WAIT", "60000"}, scaled(60s));
-  ASSERT_EQ(t.type, Type::kInteger) << t.str;
-  EXPECT_GT(t.integer, highest) << out;
-  EXPECT_GE(std::chrono::steady_clock::now() - restarted, std::chrono::milliseconds(kTtlMs)) << out;
+  expect_quarantined_restart(highest, std::chrono::milliseconds(kTtlMs), out);
 }
 
 TEST_F(DiskFaultTest, LeaseModeWriteFailureThenACleanStopStillQuarantines) {
@@ -247,11 +274,8 @@ TEST_F(DiskFaultTest, LeaseModeWriteFailureThenACleanStopStillQuarantines) {
   {
     RespClient c = shimmed_.server().client();
     const std::string s = open_session(c, kTtlMs);
-    for (int i = 0; i < 10; ++i) {
-      const Value t = c.call({"LOCK.ACQUIRE", "L" + std::to_string(i), s});
-      ASSERT_EQ(t.type, Type::kInteger) << t.str;
-      highest = std::max(highest, t.integer);
-    }
+    highest = acquire_locks(c, s, 10);
+    ASSERT_GT(highest, 0);
     shimmed_.set_faults("eio-fsync");
     // Answered at once; its background write fails.
     const Value during = c.call({"LOCK.ACQUIRE", "during-fault", s});
@@ -266,18 +290,7 @@ TEST_F(DiskFaultTest, LeaseModeWriteFailureThenACleanStopStillQuarantines) {
   ASSERT_TRUE(shimmed_.server().stop().has_value());
   std::string out;
   ASSERT_EQ(shimmed_.power_cut(&out), 0) << out;  // the failed fsync's bytes never reached the disk
-  const auto restarted = std::chrono::steady_clock::now();
-  ASSERT_TRUE(shimmed_.start());
-  RespClient c = shimmed_.server().client();
-  const std::string s = open_session(c);
-  EXPECT_GT(std::stoll(info_value(c, "log", "quarantine_remaining_ms").value_or("0")), 0) << out;
-  // A lock nobody held: without WAIT, nil during the quarantine.
-  const Value now = c.call({"LOCK.ACQUIRE", "never-held", s});
-  EXPECT_EQ(now.type, Type::kNull) << now.str;
-  const Value t = c.call({"LOCK.ACQUIRE", "L0", s, "WAIT", "60000"}, scaled(60s));
-  ASSERT_EQ(t.type, Type::kInteger) << t.str;
-  EXPECT_GT(t.integer, highest) << out;
-  EXPECT_GE(std::chrono::steady_clock::now() - restarted, std::chrono::milliseconds(kTtlMs)) << out;
+  expect_quarantined_restart(highest, std::chrono::milliseconds(kTtlMs), out);
 }
 
 TEST_F(DiskFaultTest, PowerCutDropsUnsyncedBytes) {
