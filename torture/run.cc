@@ -42,12 +42,18 @@ void add_worker_faults(const RunConfig& c, Nemesis& nemesis, std::vector<testing
     auto victim = std::make_shared<std::size_t>(0);
     nemesis.add({"pause-client",
                  [&workers, rng, victim, holding_dir] {
-                   // Prefer a worker that holds a lock now (the seeds' GC pause).
-                   std::vector<std::size_t> holders;
+                   // Prefer a worker that holds a lock now with its fenced
+                   // writes still to come (the seeds' GC pause: it wakes
+                   // and writes with a stale token), then any holder
+                   // (worker.h: the holding files).
+                   std::vector<std::size_t> holders, before_write;
                    for (std::size_t i = 0; i < workers.size(); ++i) {
                      std::ifstream in(holding_dir + "/holding-" + std::to_string(i));
-                     if (in.get() == '1') holders.push_back(i);
+                     const int state = in.get();
+                     if (state == '2') before_write.push_back(i);
+                     if (state == '1' || state == '2') holders.push_back(i);
                    }
+                   if (!before_write.empty()) holders.swap(before_write);
                    if (holders.empty()) {
                      *victim = std::uniform_int_distribution<std::size_t>(0, workers.size() - 1)(*rng);
                    } else {

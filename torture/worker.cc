@@ -72,9 +72,12 @@ class Worker {
   }
 
  private:
-  // Tells the nemesis (pause-client prefers holders) whether a lock is held.
-  void set_holding(bool holding) {
-    if (holding_fd_ >= 0) (void)!::pwrite(holding_fd_, holding ? "1" : "0", 1, 0);
+  // Tells the nemesis (pause-client prefers holders, and among them those
+  // whose fenced writes are still to come) what this worker holds.
+  enum class Holding : char { kNone = '0', kHeld = '1', kBeforeWrite = '2' };
+  void set_holding(Holding holding) {
+    const char c = static_cast<char>(holding);
+    if (holding_fd_ >= 0) (void)!::pwrite(holding_fd_, &c, 1, 0);
   }
   int pick_int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   void sleep_ms(int ms) { std::this_thread::sleep_for(Millis(ms)); }  // workload timing, not synchronisation
@@ -148,7 +151,7 @@ class Worker {
     acq.token = *r.value();
     finish(acq, Outcome::kOk);
     const std::uint64_t token = acq.token;
-    set_holding(true);
+    set_holding(write ? Holding::kBeforeWrite : Holding::kHeld);
 
     sleep_ms(pick_int(0, cfg_.ttl_ms / 5));
     // The writes happen even when the session was lost meanwhile (a paused
@@ -175,6 +178,7 @@ class Worker {
         get.token = g.value()->token;
       }
       finish(get, g ? Outcome::kOk : Outcome::kUnknown);
+      set_holding(Holding::kHeld);
     }
     Op hold = base("hold", name);
     hold.mode = acq.mode;
@@ -200,7 +204,7 @@ class Worker {
       rel.aux = "seq-retry " + std::to_string(release_seq);
     }
     if (!st) rel.aux += (rel.aux.empty() ? "" : " ") + st.to_string();
-    set_holding(false);
+    set_holding(Holding::kNone);
     finish(rel, st ? Outcome::kOk : (is_unknown(st) ? Outcome::kUnknown : Outcome::kFail));
     if (!st && (is_unknown(st) || st.code() == ErrorCode::kSessionExpired)) session_.reset();
   }
@@ -232,13 +236,13 @@ class Worker {
     }
     set.token = static_cast<std::uint64_t>(r->integer);
     finish(set, Outcome::kOk);
-    set_holding(true);
+    set_holding(Holding::kHeld);
     sleep_ms(pick_int(0, px / 5));
     Op del = base("cdel", key);
     del.session = 0;
     del.value = set.value;
     auto d = call({"DELIFEQ", key, set.value});
-    set_holding(false);
+    set_holding(Holding::kNone);
     if (!d || d->type != resp::Type::kInteger) {
       del.aux = d ? d->str : d.status().to_string();
       finish(del, Outcome::kUnknown);

@@ -20,8 +20,9 @@
 // ends without a reply, the worker asks once more with the same SEQ (a
 // second record, aux "seq-retry N"): the server answers a retry from its
 // idempotence table and never grants twice.
-// While it holds a lock it keeps "1" in <register_dir>/holding-<id> ("0"
-// otherwise), so that the nemesis can pause a holder.
+// While it holds a lock it keeps "1" in <register_dir>/holding-<id>, "2"
+// while that lock's fenced writes are still to come (the window the seeds'
+// GC pause hits), "0" otherwise, so that the nemesis can pause a holder.
 // Thread-safety: run_worker blocks the calling thread.
 #pragma once
 
