@@ -24,10 +24,8 @@ using Clock = std::chrono::steady_clock;
 const std::vector<std::string> kLease = {"--durability", "lease"};
 
 std::int64_t info_field(RespClient& c, const std::string& name) {
-  const Value info = c.call({"INFO", "log"});
-  const auto at = info.str.find(name + ":");
-  if (at == std::string::npos) return -1;
-  return std::stoll(info.str.substr(at + name.size() + 1));
+  const auto value = info_value(c, "log", name);
+  return value ? std::stoll(*value) : -1;
 }
 
 class LeaseMode : public ::testing::Test {

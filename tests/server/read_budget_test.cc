@@ -23,9 +23,8 @@ using resp::Value;
 
 // A number from INFO server (e.g. loop_reads_deferred), -1 if absent.
 long long server_number(RespClient& c, const std::string& key) {
-  const std::string info = c.call({"INFO", "server"}).str;
-  const auto at = info.find(key + ":");
-  return at == std::string::npos ? -1 : std::stoll(info.substr(at + key.size() + 1));
+  const auto value = info_value(c, "server", key);
+  return value ? std::stoll(*value) : -1;
 }
 
 class ReadBudgetTest : public ::testing::Test {
