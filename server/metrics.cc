@@ -54,7 +54,7 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                  .Register(r);
   releases_ = &prometheus::BuildCounter()
                    .Name("leasehold_releases_total")
-                   .Help("Holds given up by their owner, by reason: released, session_closed, compat_delete, compat_replaced")
+                   .Help("Holds given up, by reason: released, released_by_other, session_closed, compat_delete, compat_replaced")
                    .Register(r);
   expiries_ = &prometheus::BuildCounter()
                    .Name("leasehold_expiries_total")
@@ -145,6 +145,7 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   releases_session_closed_ = &releases_->Add({{"reason", "session_closed"}});
   releases_compat_delete_ = &releases_->Add({{"reason", "compat_delete"}});
   releases_compat_replaced_ = &releases_->Add({{"reason", "compat_replaced"}});
+  releases_by_other_ = &releases_->Add({{"reason", "released_by_other"}});
   expiries_session_ = &expiries_->Add({{"scope", "session"}});
   expiries_lock_ = &expiries_->Add({{"scope", "lock"}});
   kills_session_ = &kills_->Add({{"scope", "session"}});
@@ -188,10 +189,12 @@ void Metrics::record(const AuditEvent& e) {
       return;
     }
     case AuditKind::kRelease:
-      (e.reason == "released"         ? releases_released_
-       : e.reason == "session closed" ? releases_session_closed_
-       : e.reason == "compat delete"  ? releases_compat_delete_
-                                      : releases_compat_replaced_)
+      // The reasons EventDeriver gives a release (server/audit_event.cc).
+      (e.reason == "released"                         ? releases_released_
+       : e.reason == "released by another connection" ? releases_by_other_
+       : e.reason == "session closed"                 ? releases_session_closed_
+       : e.reason == "compat delete"                  ? releases_compat_delete_
+                                                      : releases_compat_replaced_)
           ->Increment();
       break;
     case AuditKind::kExpiry: (e.lock.empty() ? expiries_session_ : expiries_lock_)->Increment(); break;

@@ -110,6 +110,7 @@ class Metrics {
   prometheus::Counter* releases_session_closed_;
   prometheus::Counter* releases_compat_delete_;
   prometheus::Counter* releases_compat_replaced_;
+  prometheus::Counter* releases_by_other_;
   prometheus::Counter* expiries_session_;
   prometheus::Counter* expiries_lock_;
   prometheus::Counter* kills_session_;

@@ -468,6 +468,10 @@ TEST(MetricsText, EveryMetricHasHelpAndCountsEvents) {
   rel.reason = "released";
   rel.hold_ms = 1500;
   m.record(rel);
+  AuditEvent other = rel;
+  other.reason = "released by another connection";
+  other.hold_ms = -1;  // not in the hold histogram, whose count the test checks below
+  m.record(other);
   m.observe_commit(3, std::chrono::milliseconds(2), true, false);
   m.observe_fsync(std::chrono::milliseconds(1));
   MetricsView v;
@@ -476,6 +480,9 @@ TEST(MetricsText, EveryMetricHasHelpAndCountsEvents) {
   const std::string text = m.render(v);
   EXPECT_NE(text.find("leasehold_grants_total{reason=\"acquired\"} 1"), std::string::npos) << text;
   EXPECT_NE(text.find("leasehold_releases_total{reason=\"released\"} 1"), std::string::npos);
+  // A release by another connection is its own reason, not a compat key's replacement.
+  EXPECT_NE(text.find("leasehold_releases_total{reason=\"released_by_other\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("leasehold_releases_total{reason=\"compat_replaced\"} 0"), std::string::npos) << text;
   EXPECT_NE(text.find("leasehold_hold_seconds_count 1"), std::string::npos);
   EXPECT_NE(text.find("leasehold_commit_batch_commands_sum 3"), std::string::npos);
   EXPECT_NE(text.find("leasehold_long_held_locks 2"), std::string::npos);
