@@ -31,11 +31,14 @@ class ByteWriter {
   }
   // LEB128 varint: 1..10 bytes.
   void varint(std::uint64_t v) {
+    char buf[10];  // encoded on the stack, appended once
+    std::size_t n = 0;
     while (v >= 0x80) {
-      out_.push_back(static_cast<char>((v & 0x7fU) | 0x80U));
+      buf[n++] = static_cast<char>((v & 0x7fU) | 0x80U);
       v >>= 7;
     }
-    out_.push_back(static_cast<char>(v));
+    buf[n++] = static_cast<char>(v);
+    out_.append(buf, n);
   }
   void boolean(bool b) { u8(b ? 1 : 0); }
   void bytes(std::string_view s) {

@@ -74,6 +74,7 @@ Reply granted_reply(Token token) {
 // client's retry on a new connection used to get the old grant while the
 // lock went to the next waiter: two holders.)
 void withdraw_cached_grant(Ctx& c, const std::string& lock_name, const Holder& h) {
+  if (h.seq == 0) return;  // no cached reply (update_cached_reply's own first test): skip building the message
   update_cached_reply(c.s, h.session, h.seq,
                       Reply::fail(ErrorCode::kWouldBlock, "the grant of lock '" + lock_name + "' (token " +
                                                               num(h.token) + ") to this request has ended"));

@@ -1,5 +1,6 @@
 #include "resp/parser.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -160,6 +161,13 @@ bool Parser::charge(std::size_t bytes) {
   return frame_cost_ <= limits_.max_frame_bytes;
 }
 
+void Parser::reserve_elements(Partial& partial) {
+  // One allocation for a typical command instead of one per doubling; at
+  // most kReserveElements up front, so a declared count the bytes never
+  // follow costs no more than a small frame.
+  partial.aggregate.elements.reserve(std::min(partial.remaining, kReserveElements));
+}
+
 bool Parser::deliver(Value& item) {
   while (!stack_.empty()) {
     Partial& top = stack_.back();
@@ -248,6 +256,7 @@ Parser::Step Parser::parse_request_header(std::string_view in, std::size_t& pos,
   Partial partial;
   partial.aggregate.type = Type::kArray;
   partial.remaining = static_cast<std::size_t>(count);
+  reserve_elements(partial);
   stack_.push_back(std::move(partial));
   out = Value{};
   return Step::kSkipped;
@@ -362,6 +371,7 @@ Parser::Step Parser::parse_item(std::string_view in, std::size_t& pos, Value& ou
       Partial partial;
       partial.aggregate.type = out.type;
       partial.remaining = static_cast<std::size_t>(count) * (type == '%' ? 2 : 1);
+      reserve_elements(partial);
       stack_.push_back(std::move(partial));
       pos = next;
       return Step::kSkipped;

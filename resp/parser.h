@@ -69,6 +69,9 @@ class Parser {
     std::size_t remaining = 0;
   };
   enum class Step : std::uint8_t { kItem, kSkipped, kNeedMore, kError };
+  static constexpr std::size_t kReserveElements = 16;
+
+  void reserve_elements(Partial& partial);
 
   Step parse_item(std::string_view in, std::size_t& pos, Value& out);
   Step parse_inline(std::string_view in, std::size_t& pos, Value& out);

@@ -31,12 +31,12 @@ std::string_view audit_kind_name(AuditKind kind) {
 
 void EventDeriver::reset(const core::StateMachine& state) {
   holds_.clear();
-  holders_by_lock_.clear();
+  holders_.clear();
   queued_.clear();
   for (const core::LockInfo& lock : state.locks("", SIZE_MAX)) {
     for (const core::HolderInfo& h : lock.holders) {
       holds_[{h.session, lock.name}] = Hold{h.token, h.acquired_at, h.owner};
-      holders_by_lock_[lock.name].insert(h.session);
+      holders_.emplace(lock.name, h.session);
     }
     for (const core::WaiterInfo& w : lock.waiters) queued_[{w.session, lock.name}] = w.queued_at;
   }
@@ -44,7 +44,7 @@ void EventDeriver::reset(const core::StateMachine& state) {
 
 void EventDeriver::grant(const std::string& lock, core::SessionId session, core::Token token, std::string reason,
                          core::LogMillis now, const core::StateMachine& after, std::vector<AuditEvent>& out) {
-  const Key key{session, lock};
+  const KeyView key{session, lock};
   auto held = holds_.find(key);
   if (held != holds_.end() && held->second.token == token) return;  // an idempotent retry's reply
   AuditEvent e;
@@ -58,8 +58,12 @@ void EventDeriver::grant(const std::string& lock, core::SessionId session, core:
     e.wait_ms = since(now, q->second);
     queued_.erase(q);
   }
-  holds_[key] = Hold{token, now, e.owner};
-  holders_by_lock_[lock].insert(session);
+  if (held != holds_.end()) {
+    held->second = Hold{token, now, e.owner};
+  } else {
+    holds_.emplace(Key{session, lock}, Hold{token, now, e.owner});
+  }
+  if (holders_.find(std::pair{std::string_view(lock), session}) == holders_.end()) holders_.emplace(lock, session);
   out.push_back(std::move(e));
 }
 
@@ -71,22 +75,18 @@ void EventDeriver::end_hold(AuditKind kind, const std::string& lock, core::Sessi
   e.session = session;
   e.token = token;
   e.reason = std::move(reason);
-  const Key key{session, lock};
-  if (auto h = holds_.find(key); h != holds_.end()) {
+  if (auto h = holds_.find(KeyView{session, lock}); h != holds_.end()) {
     e.owner = h->second.owner;
     e.hold_ms = since(now, h->second.since);
     if (e.token == 0) e.token = h->second.token;
     holds_.erase(h);
   }
-  if (auto b = holders_by_lock_.find(lock); b != holders_by_lock_.end()) {
-    b->second.erase(session);
-    if (b->second.empty()) holders_by_lock_.erase(b);
-  }
+  if (auto b = holders_.find(std::pair{std::string_view(lock), session}); b != holders_.end()) holders_.erase(b);
   out.push_back(std::move(e));
 }
 
 void EventDeriver::forget_session(core::SessionId session) {
-  for (auto it = queued_.lower_bound({session, std::string()}); it != queued_.end() && it->first.first == session;) {
+  for (auto it = queued_.lower_bound(KeyView{session, {}}); it != queued_.end() && it->first.first == session;) {
     it = queued_.erase(it);
   }
 }
@@ -119,7 +119,7 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
                    body.by_other ? "released by another connection" : "released", now, out);
         } else if constexpr (std::is_same_v<T, core::CloseSession>) {
           std::vector<std::string> locks;
-          for (auto it = holds_.lower_bound({body.session, std::string()});
+          for (auto it = holds_.lower_bound(KeyView{body.session, {}});
                it != holds_.end() && it->first.first == body.session; ++it) {
             locks.push_back(it->first.second);
           }
@@ -132,9 +132,10 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
           }
         } else if constexpr (std::is_same_v<T, core::CompatDelete>) {
           if (reply.count == 1) {
-            auto b = holders_by_lock_.find(body.key);
-            if (b != holders_by_lock_.end() && !b->second.empty()) {
-              end_hold(AuditKind::kRelease, body.key, *b->second.begin(), 0, "compat delete", now, out);
+            // The key's holder: the first (key, session) at or after (key, 0).
+            auto b = holders_.lower_bound(std::pair{std::string_view(body.key), core::SessionId{0}});
+            if (b != holders_.end() && b->first == body.key) {
+              end_hold(AuditKind::kRelease, body.key, b->second, 0, "compat delete", now, out);
             }
           }
         } else if constexpr (std::is_same_v<T, core::ExpireSession> || std::is_same_v<T, core::KillSession>) {
@@ -185,7 +186,7 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
         }
       }
     } else if (const auto* w = std::get_if<core::WaitEnded>(&effect)) {
-      queued_.erase(Key{w->session, w->lock});
+      if (auto q = queued_.find(KeyView{w->session, w->lock}); q != queued_.end()) queued_.erase(q);
     } else if (const auto* s = std::get_if<core::SessionEnded>(&effect)) {
       forget_session(s->session);
     }

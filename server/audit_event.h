@@ -70,6 +70,24 @@ class EventDeriver {
     std::string owner;
   };
   using Key = std::pair<core::SessionId, std::string>;  // (session, lock)
+  using KeyView = std::pair<core::SessionId, std::string_view>;
+  // Orders Key and KeyView alike, so a lookup needs no copy of the name.
+  struct KeyLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return a.first != b.first ? a.first < b.first : std::string_view(a.second) < std::string_view(b.second);
+    }
+  };
+  using LockHolder = std::pair<std::string, core::SessionId>;  // (lock, session)
+  struct LockHolderLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const int c = std::string_view(a.first).compare(std::string_view(b.first));
+      return c != 0 ? c < 0 : a.second < b.second;
+    }
+  };
 
   void grant(const std::string& lock, core::SessionId session, core::Token token, std::string reason,
              core::LogMillis now, const core::StateMachine& after, std::vector<AuditEvent>& out);
@@ -77,9 +95,9 @@ class EventDeriver {
                 std::string reason, core::LogMillis now, std::vector<AuditEvent>& out);
   void forget_session(core::SessionId session);
 
-  std::map<Key, Hold> holds_;
-  std::map<std::string, std::set<core::SessionId>> holders_by_lock_;
-  std::map<Key, core::LogMillis> queued_;
+  std::map<Key, Hold, KeyLess> holds_;
+  std::set<LockHolder, LockHolderLess> holders_;  // holds_ by lock, for a compat key's delete
+  std::map<Key, core::LogMillis, KeyLess> queued_;
 };
 
 }  // namespace leasehold::server

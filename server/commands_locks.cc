@@ -71,11 +71,12 @@ void lock_acquire(CommandContext& ctx) {
   auto parsed = parse_lock_acquire(ctx.args);
   if (!parsed) return ctx.reply.error(parsed.status());
   core::Command cmd = std::move(parsed).value();
-  const std::string lock = std::get<core::Acquire>(cmd.body).lock;
+  std::string lock = std::get<core::Acquire>(cmd.body).lock;  // for park_wait, once the command is moved
   const core::SessionId session = cmd.session;
   Server* server = &ctx.server;
   std::weak_ptr<Connection> weak = ctx.conn;
-  propose(ctx, std::move(cmd), [server, weak, lock, session](const core::ApplyResult& r, Responder& reply) {
+  propose(ctx, std::move(cmd), [server, weak, lock = std::move(lock), session](const core::ApplyResult& r,
+                                                                               Responder& reply) {
     if (auto conn = weak.lock(); conn && !r.reply.is_error()) server->speak_for(session, *conn);
     switch (r.reply.code) {
       case core::ReplyCode::kOk: return reply.integer(static_cast<std::int64_t>(r.reply.token));
