@@ -27,6 +27,7 @@ server_pid= workdir=
 cleanup() {
   [[ -n $server_pid ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
   [[ -n $workdir ]] && rm -rf "$workdir"
+  return 0  # the script's exit status is its own, not this test's
 }
 trap cleanup EXIT
 workload=${WORKLOAD:-W1}

@@ -31,6 +31,7 @@ server_pid= workdir=
 cleanup() {
   [[ -n $server_pid ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
   [[ -n $workdir ]] && rm -rf "$workdir"
+  return 0  # the script's exit status is its own, not this test's
 }
 trap cleanup EXIT
 # utime stime of a process, in clock ticks
@@ -54,11 +55,7 @@ cell() {
       flag=--redis-always ;;
   esac
   server_pid=$!
-  local i
-  for ((i = 0; i < 200; i++)); do
-    [[ $(redis-cli -p "$port" PING 2>/dev/null) == PONG ]] && break
-    sleep 0.1
-  done
+  wait_for_ping "$port" 200 0.1 || { echo "cpu_per_cycle.sh: the server on port $port never answered PING" >&2; exit 1; }
   local before after perf_pid=
   read -ra before < <(cpu_of "$server_pid")
   if ((have_perf)); then

@@ -27,7 +27,7 @@ server_pid= workdir=
 cleanup() {
   [[ -n $server_pid ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
   [[ -n $workdir ]] && rm -rf "$workdir"
-  return 0
+  return 0  # the script's exit status is its own, not this test's
 }
 trap cleanup EXIT
 committed() { redis-cli -p "$1" INFO log | tr -d '\r' | awk -F: '$1 == "commands_committed" {print $2}'; }
@@ -39,10 +39,7 @@ for bin in "$@"; do
     "$bin" server --listen "127.0.0.1:$port" --data-dir "$workdir/data" --log-level warn \
     --durability "$durability" >"$workdir/server.log" 2>&1 &
   server_pid=$!
-  for ((i = 0; i < 300; i++)); do
-    [[ $(redis-cli -p "$port" PING 2>/dev/null) == PONG ]] && break
-    sleep 0.2
-  done
+  wait_for_ping "$port" 300 0.2 || { echo "instructions_per_command.sh: the server on port $port never answered PING" >&2; exit 1; }
   "$driver" --leasehold "127.0.0.1:$port" --workloads W1 --clients "${CLIENTS:-8}" --duration-ms 9000 \
     --warmup-ms 0 --io-timeout-ms 20000 --quiet >"$workdir/driver.out" 2>&1 &
   driver_pid=$!

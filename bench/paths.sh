@@ -3,9 +3,19 @@
 #   build      $BUILD (relative to root) or root/build
 #   driver     build/bench/leasehold_loadbench
 #   leasehold  build/leasehold
-# Checks nothing: each script says what it needs.
+# and defines wait_for_ping (below). Checks nothing: each script says what it needs.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD:-$root/build}
 [[ $build = /* ]] || build=$root/$build
 driver=$build/bench/leasehold_loadbench
 leasehold=$build/leasehold
+# wait_for_ping PORT TRIES INTERVAL: polls PING on 127.0.0.1:PORT until PONG,
+# at most TRIES times INTERVAL seconds apart; returns 1 if it never answered.
+wait_for_ping() {
+  local i
+  for ((i = 0; i < $2; i++)); do
+    [[ $(redis-cli -p "$1" PING 2>/dev/null) == PONG ]] && return 0
+    sleep "$3"
+  done
+  return 1
+}
