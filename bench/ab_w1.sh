@@ -15,21 +15,13 @@
 # Environment: BUILD (for leasehold_loadbench), WORKLOAD (W1 or W2), CLIENTS
 # (32), DURATION_MS (5000).
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${BUILD:-$root/build}
-[[ $build = /* ]] || build=$root/$build
+source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
 (($# >= 3)) || { echo "usage: bash bench/ab_w1.sh fsync|lease ROUNDS BINARY..." >&2; exit 2; }
 mode=$1 rounds=$2
 shift 2
 [[ $mode == fsync || $mode == lease ]] || { echo "ab_w1.sh: mode is fsync or lease, not $mode" >&2; exit 2; }
-driver=$build/bench/leasehold_loadbench
 server_pid= workdir=
-cleanup() {
-  [[ -n $server_pid ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-  [[ -n $workdir ]] && rm -rf "$workdir"
-  return 0  # the script's exit status is its own, not this test's
-}
-trap cleanup EXIT
+trap stop_server EXIT
 workload=${WORKLOAD:-W1}
 [[ $workload == W1 || $workload == W2 ]] || { echo "ab_w1.sh: WORKLOAD is W1 or W2, not $workload" >&2; exit 2; }
 committed() { redis-cli -p "$1" INFO log | tr -d '\r' | grep '^commands_committed:' | cut -d: -f2; }

@@ -28,12 +28,7 @@ have_perf=0
 if command -v perf >/dev/null && perf stat -e syscalls:sys_enter_epoll_wait -- true >/dev/null 2>&1; then have_perf=1; fi
 ticks=$(getconf CLK_TCK)
 server_pid= workdir=
-cleanup() {
-  [[ -n $server_pid ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-  [[ -n $workdir ]] && rm -rf "$workdir"
-  return 0  # the script's exit status is its own, not this test's
-}
-trap cleanup EXIT
+trap stop_server EXIT
 # utime stime of a process, in clock ticks
 cpu_of() { awk '{print $14, $15}' "/proc/$1/stat"; }
 # one cell: SYSTEM (lease, fsync, redis-default, redis-always)

@@ -24,12 +24,7 @@ done
 (($# > 0)) || set -- "$leasehold"
 durability=${DURABILITY:-lease}
 server_pid= workdir=
-cleanup() {
-  [[ -n $server_pid ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-  [[ -n $workdir ]] && rm -rf "$workdir"
-  return 0  # the script's exit status is its own, not this test's
-}
-trap cleanup EXIT
+trap stop_server EXIT
 committed() { redis-cli -p "$1" INFO log | tr -d '\r' | awk -F: '$1 == "commands_committed" {print $2}'; }
 printf '%-50s %9s %10s %14s\n' binary durability commands "Ir/command"
 for bin in "$@"; do

@@ -3,7 +3,8 @@
 #   build      $BUILD (relative to root) or root/build
 #   driver     build/bench/leasehold_loadbench
 #   leasehold  build/leasehold
-# and defines wait_for_ping (below). Checks nothing: each script says what it needs.
+# and defines wait_for_ping and stop_server (below). Checks nothing: each
+# script says what it needs.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD:-$root/build}
 [[ $build = /* ]] || build=$root/$build
@@ -18,4 +19,13 @@ wait_for_ping() {
     sleep "$3"
   done
   return 1
+}
+# stop_server: the EXIT trap of a script that runs one server at a time
+# (pid in $server_pid, files in $workdir; either may be empty): stops the
+# server and removes the directory. Returns 0 so that, under set -e, the
+# script's exit status stays its own.
+stop_server() {
+  [[ -n ${server_pid:-} ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  [[ -n ${workdir:-} ]] && rm -rf "$workdir"
+  return 0
 }
