@@ -194,6 +194,22 @@ TEST_F(OpsHttp, MetricsFollowTrafficAndLongHolds) {
   EXPECT_NE(text.find("# HELP leasehold_grants_total "), std::string::npos);
 }
 
+// A release sent on a connection that does not speak for the holding
+// session (an operator's CLI, say) has its own reason on /metrics.
+TEST_F(OpsHttp, AReleaseByAnotherConnectionIsCountedAsSuch) {
+  start();
+  const auto a = open("a");
+  const auto t = acquire("o", a);
+  RespClient other = server_.client();
+  EXPECT_EQ(other.call({"LOCK.RELEASE", "o", std::to_string(a), std::to_string(t)}), Value::simple("OK"));
+  // The release was applied, and its event recorded, before the reply.
+  const std::string text = metrics(*this, http_port_);
+  EXPECT_TRUE(has_line(text, "leasehold_releases_total{reason=\"released_by_other\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, "leasehold_releases_total{reason=\"released\"} 0"));
+  EXPECT_TRUE(has_line(text, "leasehold_releases_total{reason=\"compat_replaced\"} 0"));
+  EXPECT_TRUE(has_line(text, "leasehold_hold_seconds_count 1"));
+}
+
 TEST_F(OpsHttp, CurlReadsMetricsAndTheDashboard) {
   start();
   TempDir out("ops-curl");
