@@ -120,6 +120,19 @@ TEST(LoadBenchReport, GoalsAgainstTheCeilingAndRedisAlways) {
             std::string::npos)
       << goals;
 
+  EXPECT_EQ(goals.find("of the goal's 18000"), std::string::npos) << "a met goal gets no limit line\n" << goals;
+  {
+    // Missed: 20000 < 1.5 x 15000; no durable write at all (10000) is 0.44x of that.
+    auto slower = rows;
+    slower[0].by_target["redis-always"] = meas(15000, false, 0, 0, "");
+    const std::string missed = format_goals(slower, &c);
+    EXPECT_NE(missed.find("W1 leasehold >= 1.5x redis-always: 20000 vs 15000 cycles/s (1.33x) -> NOT met\n"
+                          "  limit: W1 with no durable write at all on this machine (redis-default, the fastest "
+                          "column that writes nothing durable): 10000 cycles/s, 0.44x of the goal's 22500 -> the "
+                          "goal is beyond these cores"),
+              std::string::npos)
+        << missed;
+  }
   EXPECT_EQ(goals.find("limit: W2"), std::string::npos) << "no lease column, no W2 limit\n" << goals;
   rows[0].by_target["leasehold-lease"] = meas(10000, false, 0, 0, "");  // = redis-default
   rows[1].by_target["leasehold-lease"] = meas(1500, true, 21, 20, "");  // 1.5x redis-default r=0
