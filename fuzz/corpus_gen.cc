@@ -304,6 +304,7 @@ int main(int argc, char** argv) {
     r.event.session = 3;
     r.event.owner = "worker-1";
     r.event.token = 17;
+    r.event.cause = server::AuditCause::kReleased;
     r.event.reason = "released";
     r.event.hold_ms = 250;
     const std::string payload = server::encode_history_record(r);

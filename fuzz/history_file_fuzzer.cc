@@ -77,7 +77,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     r.event.session = 7 + i;
     r.event.owner = "owner";
     r.event.token = 100 + i;
-    r.event.reason = "acquired";
+    r.event.cause = server::AuditCause::kAcquired;
+    r.event.reason = "acquired";  // audit_cause_text(cause): decoding derives the cause from it
     r.event.wait_ms = i % 2 == 0 ? -1 : static_cast<std::int64_t>(i);
     r.event.hold_ms = -1;
     r.event.delay_ms = static_cast<std::int64_t>(i);

@@ -29,6 +29,38 @@ std::string_view audit_kind_name(AuditKind kind) {
   return "unknown";
 }
 
+std::string_view audit_cause_text(AuditCause cause) {
+  switch (cause) {
+    case AuditCause::kUnknown: return "unknown";
+    case AuditCause::kAcquired: return "acquired";
+    case AuditCause::kGrantedFromQueue: return "granted from the queue";
+    case AuditCause::kCompatSet: return "compat set";
+    case AuditCause::kReleased: return "released";
+    case AuditCause::kReleasedByOther: return "released by another connection";
+    case AuditCause::kSessionClosed: return "session closed";
+    case AuditCause::kCompatDelete: return "compat delete";
+    case AuditCause::kCompatReplaced: return "compat key replaced";
+    case AuditCause::kSessionExpired: return "session expired";
+    case AuditCause::kSessionKilled: return "session killed";
+    case AuditCause::kRevoked: return "revoked";
+    case AuditCause::kLockDelay: return "lock-delay after the holder's session ended";
+  }
+  return "unknown";
+}
+
+AuditCause audit_cause_of(std::string_view reason) {
+  for (auto c = static_cast<std::uint8_t>(AuditCause::kAcquired); c <= static_cast<std::uint8_t>(AuditCause::kLockDelay);
+       ++c) {
+    if (reason == audit_cause_text(static_cast<AuditCause>(c))) return static_cast<AuditCause>(c);
+  }
+  // An operator's revoke or kill names who asked ("revoked by alice").
+  for (AuditCause cause : {AuditCause::kRevoked, AuditCause::kSessionKilled}) {
+    const std::string_view text = audit_cause_text(cause);
+    if (reason.starts_with(text) && reason.substr(text.size()).starts_with(" by ")) return cause;
+  }
+  return AuditCause::kUnknown;
+}
+
 void EventDeriver::reset(const core::StateMachine& state) {
   holds_.clear();
   holders_.clear();
@@ -42,7 +74,7 @@ void EventDeriver::reset(const core::StateMachine& state) {
   }
 }
 
-void EventDeriver::grant(const std::string& lock, core::SessionId session, core::Token token, std::string reason,
+void EventDeriver::grant(const std::string& lock, core::SessionId session, core::Token token, AuditCause cause,
                          core::LogMillis now, const core::StateMachine& after, std::vector<AuditEvent>& out) {
   const KeyView key{session, lock};
   auto held = holds_.find(key);
@@ -53,7 +85,8 @@ void EventDeriver::grant(const std::string& lock, core::SessionId session, core:
   e.session = session;
   e.owner = owner_of(after, session);
   e.token = token;
-  e.reason = std::move(reason);
+  e.cause = cause;
+  e.reason = audit_cause_text(cause);
   if (auto q = queued_.find(key); q != queued_.end()) {
     e.wait_ms = since(now, q->second);
     queued_.erase(q);
@@ -68,13 +101,14 @@ void EventDeriver::grant(const std::string& lock, core::SessionId session, core:
 }
 
 void EventDeriver::end_hold(AuditKind kind, const std::string& lock, core::SessionId session, core::Token token,
-                            std::string reason, core::LogMillis now, std::vector<AuditEvent>& out) {
+                            AuditCause cause, core::LogMillis now, std::vector<AuditEvent>& out) {
   AuditEvent e;
   e.kind = kind;
   e.lock = lock;
   e.session = session;
   e.token = token;
-  e.reason = std::move(reason);
+  e.cause = cause;
+  e.reason = audit_cause_text(cause);
   if (auto h = holds_.find(KeyView{session, lock}); h != holds_.end()) {
     e.owner = h->second.owner;
     e.hold_ms = since(now, h->second.since);
@@ -110,13 +144,13 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
         using T = std::decay_t<decltype(body)>;
         if constexpr (std::is_same_v<T, core::Acquire>) {
           if (reply.code == core::ReplyCode::kOk && reply.token != 0) {
-            grant(body.lock, body.session, reply.token, "acquired", now, after, out);
+            grant(body.lock, body.session, reply.token, AuditCause::kAcquired, now, after, out);
           } else if (reply.code == core::ReplyCode::kQueued) {
             queued_.emplace(Key{body.session, body.lock}, now);
           }
         } else if constexpr (std::is_same_v<T, core::Release>) {
           end_hold(AuditKind::kRelease, body.lock, body.session, body.token,
-                   body.by_other ? "released by another connection" : "released", now, out);
+                   body.by_other ? AuditCause::kReleasedByOther : AuditCause::kReleased, now, out);
         } else if constexpr (std::is_same_v<T, core::CloseSession>) {
           std::vector<std::string> locks;
           for (auto it = holds_.lower_bound(KeyView{body.session, {}});
@@ -124,25 +158,26 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
             locks.push_back(it->first.second);
           }
           for (const std::string& lock : locks) {
-            end_hold(AuditKind::kRelease, lock, body.session, 0, "session closed", now, out);
+            end_hold(AuditKind::kRelease, lock, body.session, 0, AuditCause::kSessionClosed, now, out);
           }
         } else if constexpr (std::is_same_v<T, core::CompatSet>) {
           if (auto v = after.compat_get(body.key); v && reply.token != 0) {
-            grant(body.key, v->session, reply.token, "compat set", now, after, out);
+            grant(body.key, v->session, reply.token, AuditCause::kCompatSet, now, after, out);
           }
         } else if constexpr (std::is_same_v<T, core::CompatDelete>) {
           if (reply.count == 1) {
             // The key's holder: the first (key, session) at or after (key, 0).
             auto b = holders_.lower_bound(std::pair{std::string_view(body.key), core::SessionId{0}});
             if (b != holders_.end() && b->first == body.key) {
-              end_hold(AuditKind::kRelease, body.key, b->second, 0, "compat delete", now, out);
+              end_hold(AuditKind::kRelease, body.key, b->second, 0, AuditCause::kCompatDelete, now, out);
             }
           }
         } else if constexpr (std::is_same_v<T, core::ExpireSession> || std::is_same_v<T, core::KillSession>) {
           AuditEvent e;
           e.kind = std::is_same_v<T, core::KillSession> ? AuditKind::kKill : AuditKind::kExpiry;
           e.session = body.session;
-          e.reason = std::is_same_v<T, core::KillSession> ? "session killed" : "session expired";
+          e.cause = std::is_same_v<T, core::KillSession> ? AuditCause::kSessionKilled : AuditCause::kSessionExpired;
+          e.reason = audit_cause_text(e.cause);
           out.push_back(std::move(e));
         }
       },
@@ -151,23 +186,23 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
   std::set<std::string> delayed;
   for (const core::Effect& effect : result.effects) {
     if (const auto* g = std::get_if<core::Granted>(&effect)) {
-      grant(g->lock, g->session, g->token, "granted from the queue", now, after, out);
+      grant(g->lock, g->session, g->token, AuditCause::kGrantedFromQueue, now, after, out);
     } else if (const auto* l = std::get_if<core::LockLost>(&effect)) {
       switch (l->reason) {
         case core::LossReason::kExpired:
-          end_hold(AuditKind::kExpiry, l->lock, l->session, l->token, "session expired", now, out);
+          end_hold(AuditKind::kExpiry, l->lock, l->session, l->token, AuditCause::kSessionExpired, now, out);
           break;
         case core::LossReason::kKilled:
-          end_hold(AuditKind::kKill, l->lock, l->session, l->token, "session killed", now, out);
+          end_hold(AuditKind::kKill, l->lock, l->session, l->token, AuditCause::kSessionKilled, now, out);
           break;
         case core::LossReason::kRevoked:
-          end_hold(AuditKind::kRevoke, l->lock, l->session, l->token, "revoked", now, out);
+          end_hold(AuditKind::kRevoke, l->lock, l->session, l->token, AuditCause::kRevoked, now, out);
           break;
         case core::LossReason::kReplaced:
-          end_hold(AuditKind::kRelease, l->lock, l->session, l->token, "compat key replaced", now, out);
+          end_hold(AuditKind::kRelease, l->lock, l->session, l->token, AuditCause::kCompatReplaced, now, out);
           break;
         case core::LossReason::kClosed:
-          end_hold(AuditKind::kRelease, l->lock, l->session, l->token, "session closed", now, out);
+          end_hold(AuditKind::kRelease, l->lock, l->session, l->token, AuditCause::kSessionClosed, now, out);
           break;
         case core::LossReason::kReleasedByOther:
           break;  // recorded from the Release command itself, above
@@ -180,7 +215,8 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
           e.lock = l->lock;
           e.session = l->session;
           e.token = l->token;
-          e.reason = "lock-delay after the holder's session ended";
+          e.cause = AuditCause::kLockDelay;
+          e.reason = audit_cause_text(e.cause);
           e.delay_ms = static_cast<std::int64_t>(info->delay_until - now);
           out.push_back(std::move(e));
         }

@@ -36,13 +36,39 @@ inline constexpr std::uint8_t kAuditKindMax = 5;
 // "grant", "release", "expiry", "revoke", "kill", "lock-delay".
 std::string_view audit_kind_name(AuditKind kind);
 
+// Why an event happened: the metrics' labels switch on it, and its text is
+// the start of AuditEvent::reason. kUnknown only for a reason text this
+// build does not know (a history record written by another version).
+enum class AuditCause : std::uint8_t {
+  kUnknown = 0,
+  kAcquired,          // grant: at once
+  kGrantedFromQueue,  // grant: a waiter woke
+  kCompatSet,         // grant: SET NX on a compat key
+  kReleased,          // release: by its own session's connection
+  kReleasedByOther,   // release: LOCK.RELEASE from a connection not speaking for the session
+  kSessionClosed,     // release: the session closed
+  kCompatDelete,      // release: DEL of a compat key
+  kCompatReplaced,    // release: the compat key was set again
+  kSessionExpired,    // expiry
+  kSessionKilled,     // kill
+  kRevoked,           // revoke
+  kLockDelay,         // lock-delay
+};
+
+// The reason text of a cause ("acquired", "granted from the queue", ...).
+std::string_view audit_cause_text(AuditCause cause);
+// The cause whose text `reason` is, or, for kRevoked and kSessionKilled,
+// starts with before " by <who>"; kUnknown otherwise.
+AuditCause audit_cause_of(std::string_view reason);
+
 struct AuditEvent {
   AuditKind kind = AuditKind::kGrant;
   std::string lock;          // empty for session-level expiry / kill
   core::SessionId session = 0;
   std::string owner;         // the session's owner label ("" when unknown)
   core::Token token = 0;     // the hold's token (0 when none)
-  std::string reason;        // e.g. "acquired", "queued", "released", "session closed"
+  AuditCause cause = AuditCause::kUnknown;
+  std::string reason;        // audit_cause_text(cause), and " by <who>" for an operator's revoke or kill
   std::int64_t wait_ms = -1;  // grants from the queue: time queued; -1 unknown / none
   std::int64_t hold_ms = -1;  // releases and losses: time held; -1 unknown
   std::int64_t delay_ms = 0;  // lock-delay: its length
@@ -89,10 +115,10 @@ class EventDeriver {
     }
   };
 
-  void grant(const std::string& lock, core::SessionId session, core::Token token, std::string reason,
+  void grant(const std::string& lock, core::SessionId session, core::Token token, AuditCause cause,
              core::LogMillis now, const core::StateMachine& after, std::vector<AuditEvent>& out);
   void end_hold(AuditKind kind, const std::string& lock, core::SessionId session, core::Token token,
-                std::string reason, core::LogMillis now, std::vector<AuditEvent>& out);
+                AuditCause cause, core::LogMillis now, std::vector<AuditEvent>& out);
   void forget_session(core::SessionId session);
 
   std::map<Key, Hold, KeyLess> holds_;

@@ -101,6 +101,7 @@ Result<HistoryRecord> decode_history_record(std::string_view bytes) {
   r.event.owner = in.bytes(kMaxField);
   r.event.token = in.varint();
   r.event.reason = in.bytes(kMaxField);
+  r.event.cause = audit_cause_of(r.event.reason);
   r.event.wait_ms = minus_one(in.varint());
   r.event.hold_ms = minus_one(in.varint());
   r.event.delay_ms = static_cast<std::int64_t>(in.varint());

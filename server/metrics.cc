@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "common/assert.h"
+
 namespace leasehold::server {
 namespace {
 
@@ -181,21 +183,37 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   keepalive_rate_ = gauge("leasehold_keepalives_per_second", "Keepalives per second over the last 10 s");
 }
 
+prometheus::Counter* Metrics::releases_by_cause(AuditCause cause) const {
+  switch (cause) {
+    case AuditCause::kReleased: return releases_released_;
+    case AuditCause::kReleasedByOther: return releases_by_other_;
+    case AuditCause::kSessionClosed: return releases_session_closed_;
+    case AuditCause::kCompatDelete: return releases_compat_delete_;
+    case AuditCause::kCompatReplaced: return releases_compat_replaced_;
+    case AuditCause::kUnknown:
+    case AuditCause::kAcquired:
+    case AuditCause::kGrantedFromQueue:
+    case AuditCause::kCompatSet:
+    case AuditCause::kSessionExpired:
+    case AuditCause::kSessionKilled:
+    case AuditCause::kRevoked:
+    case AuditCause::kLockDelay: break;
+  }
+  // EventDeriver gives a release only the five causes above.
+  LEASEHOLD_ASSERT(false, "a release event with cause \"{}\"", audit_cause_text(cause));
+  return nullptr;
+}
+
 void Metrics::record(const AuditEvent& e) {
   switch (e.kind) {
     case AuditKind::kGrant: {
-      (e.reason == "compat set" ? grants_compat_ : (e.wait_ms >= 0 ? grants_queued_ : grants_acquired_))->Increment();
+      (e.cause == AuditCause::kCompatSet ? grants_compat_ : (e.wait_ms >= 0 ? grants_queued_ : grants_acquired_))
+          ->Increment();
       wait_->Observe(e.wait_ms > 0 ? static_cast<double>(e.wait_ms) / 1000.0 : 0.0);
       return;
     }
     case AuditKind::kRelease:
-      // The reasons EventDeriver gives a release (server/audit_event.cc).
-      (e.reason == "released"                         ? releases_released_
-       : e.reason == "released by another connection" ? releases_by_other_
-       : e.reason == "session closed"                 ? releases_session_closed_
-       : e.reason == "compat delete"                  ? releases_compat_delete_
-                                                      : releases_compat_replaced_)
-          ->Increment();
+      releases_by_cause(e.cause)->Increment();
       break;
     case AuditKind::kExpiry: (e.lock.empty() ? expiries_session_ : expiries_lock_)->Increment(); break;
     case AuditKind::kRevoke: revokes_revoked_->Increment(); break;

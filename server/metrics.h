@@ -95,6 +95,10 @@ class Metrics {
   std::string render(const MetricsView& view);
 
  private:
+  // The releases counter labelled for `cause` (a release's cause; anything
+  // else is a bug in EventDeriver, and stops the server).
+  prometheus::Counter* releases_by_cause(AuditCause cause) const;
+
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>* grants_;
   prometheus::Family<prometheus::Counter>* releases_;

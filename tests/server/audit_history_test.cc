@@ -56,6 +56,7 @@ TEST_F(Deriver, GrantQueueReleaseWithWaitAndHoldTimes) {
   EXPECT_EQ(ev[0].kind, AuditKind::kGrant);
   EXPECT_EQ(ev[0].owner, "alice");
   EXPECT_EQ(ev[0].reason, "acquired");
+  EXPECT_EQ(ev[0].cause, AuditCause::kAcquired);
   const core::Token t1 = ev[0].token;
   EXPECT_TRUE(run(acq("L", b, true)).empty());  // queued: no event yet
   now += 250;
@@ -111,6 +112,7 @@ TEST_F(Deriver, ExpiryWithLockDelayKillRevokeAndClose) {
   ASSERT_EQ(ev.size(), 2u);
   EXPECT_EQ(ev[0].kind, AuditKind::kRelease);
   EXPECT_EQ(ev[0].reason, "session closed");
+  EXPECT_EQ(ev[0].cause, AuditCause::kSessionClosed);
   EXPECT_EQ(ev[1].lock, "C2");
 }
 
@@ -124,6 +126,7 @@ TEST_F(Deriver, CompatKeysAreGrantsAndReleases) {
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(ev[0].kind, AuditKind::kGrant);
   EXPECT_EQ(ev[0].reason, "compat set");
+  EXPECT_EQ(ev[0].cause, AuditCause::kCompatSet);
   EXPECT_EQ(ev[0].lock, "k");
   EXPECT_TRUE(run(set).empty());  // NX on a present key: refused, nothing recorded
   now += 5;
@@ -131,6 +134,7 @@ TEST_F(Deriver, CompatKeysAreGrantsAndReleases) {
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(ev[0].kind, AuditKind::kRelease);
   EXPECT_EQ(ev[0].reason, "compat delete");
+  EXPECT_EQ(ev[0].cause, AuditCause::kCompatDelete);
   EXPECT_EQ(ev[0].hold_ms, 5);
 }
 
@@ -157,6 +161,7 @@ AuditEvent event(const std::string& lock, core::Token token) {
   e.session = 7;
   e.owner = "o";
   e.token = token;
+  e.cause = AuditCause::kAcquired;
   e.reason = "acquired";
   return e;
 }
@@ -459,16 +464,55 @@ TEST(HistoryCodec, RoundTripAndRejectsGarbage) {
   EXPECT_FALSE(decode_history_record(bad));
 }
 
+TEST(AuditCauseText, EveryCauseReadsBackFromItsText) {
+  for (auto c = static_cast<std::uint8_t>(AuditCause::kAcquired); c <= static_cast<std::uint8_t>(AuditCause::kLockDelay);
+       ++c) {
+    const auto cause = static_cast<AuditCause>(c);
+    EXPECT_EQ(audit_cause_of(audit_cause_text(cause)), cause) << audit_cause_text(cause);
+  }
+  // "released" is a prefix of "released by another connection": the longer text wins.
+  EXPECT_EQ(audit_cause_of("released by another connection"), AuditCause::kReleasedByOther);
+  // An operator's revoke or kill names who asked; nothing else takes a suffix.
+  EXPECT_EQ(audit_cause_of("revoked by alice"), AuditCause::kRevoked);
+  EXPECT_EQ(audit_cause_of("session killed by ops@10.0.0.1"), AuditCause::kSessionKilled);
+  EXPECT_EQ(audit_cause_of("released by bob"), AuditCause::kUnknown);
+  EXPECT_EQ(audit_cause_of("revokedx"), AuditCause::kUnknown);
+  EXPECT_EQ(audit_cause_of(""), AuditCause::kUnknown);
+  EXPECT_EQ(audit_cause_of("a reason from a newer version"), AuditCause::kUnknown);
+}
+
+TEST(AuditCauseText, AHistoryRecordReadsBackItsCause) {
+  HistoryRecord r;
+  r.id = 3;
+  r.event = event("L", 9);
+  r.event.kind = AuditKind::kRevoke;
+  r.event.cause = AuditCause::kRevoked;
+  r.event.reason = "revoked by alice";
+  auto back = decode_history_record(encode_history_record(r));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->event.cause, AuditCause::kRevoked);
+  EXPECT_EQ(*back, r);
+}
+
+TEST(MetricsTextDeathTest, AReleaseWithAnotherKindsCauseStopsTheServer) {
+  Metrics m;
+  AuditEvent bad = event("L", 3);
+  bad.kind = AuditKind::kRelease;  // cause kAcquired: EventDeriver never makes this
+  EXPECT_DEATH(m.record(bad), "a release event with cause");
+}
+
 TEST(MetricsText, EveryMetricHasHelpAndCountsEvents) {
   Metrics m;
   AuditEvent g = event("L", 3);
   m.record(g);
   AuditEvent rel = g;
   rel.kind = AuditKind::kRelease;
+  rel.cause = AuditCause::kReleased;
   rel.reason = "released";
   rel.hold_ms = 1500;
   m.record(rel);
   AuditEvent other = rel;
+  other.cause = AuditCause::kReleasedByOther;
   other.reason = "released by another connection";
   other.hold_ms = -1;  // not in the hold histogram, whose count the test checks below
   m.record(other);
