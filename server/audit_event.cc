@@ -49,8 +49,7 @@ std::string_view audit_cause_text(AuditCause cause) {
 }
 
 AuditCause audit_cause_of(std::string_view reason) {
-  for (auto c = static_cast<std::uint8_t>(AuditCause::kAcquired); c <= static_cast<std::uint8_t>(AuditCause::kLockDelay);
-       ++c) {
+  for (auto c = static_cast<std::uint8_t>(AuditCause::kAcquired); c <= kAuditCauseMax; ++c) {
     if (reason == audit_cause_text(static_cast<AuditCause>(c))) return static_cast<AuditCause>(c);
   }
   // An operator's revoke or kill names who asked ("revoked by alice").

@@ -54,6 +54,8 @@ enum class AuditCause : std::uint8_t {
   kRevoked,           // revoke
   kLockDelay,         // lock-delay
 };
+inline constexpr std::uint8_t kAuditCauseMax = 12;  // kLockDelay: the last one
+static_assert(static_cast<std::uint8_t>(AuditCause::kLockDelay) == kAuditCauseMax);
 
 // The reason text of a cause ("acquired", "granted from the queue", ...).
 std::string_view audit_cause_text(AuditCause cause);

@@ -465,8 +465,7 @@ TEST(HistoryCodec, RoundTripAndRejectsGarbage) {
 }
 
 TEST(AuditCauseText, EveryCauseReadsBackFromItsText) {
-  for (auto c = static_cast<std::uint8_t>(AuditCause::kAcquired); c <= static_cast<std::uint8_t>(AuditCause::kLockDelay);
-       ++c) {
+  for (auto c = static_cast<std::uint8_t>(AuditCause::kAcquired); c <= kAuditCauseMax; ++c) {
     const auto cause = static_cast<AuditCause>(c);
     EXPECT_EQ(audit_cause_of(audit_cause_text(cause)), cause) << audit_cause_text(cause);
   }
