@@ -153,6 +153,7 @@ void ClusterMember::Impl::campaign_with_lease(const etcd::LeaseGrant& grant, con
   set_phase(CampaignStatus::Phase::kCatchingUp, fmt::format("elected as {}; to log index {}", won->key, target));
   {
     std::unique_lock lock(mu_);
+    promotion_waiting_.store(true);  // before reading applied_: see refresh_applied()
     while (!lease_stop.stop_requested() && (applied_.load() < target || recovering_.load())) {
       // applied_ follows the log watch. An own append that completed after
       // its entry came back on the watch (and after a step-down made the
@@ -163,6 +164,7 @@ void ClusterMember::Impl::campaign_with_lease(const etcd::LeaseGrant& grant, con
       lock.lock();
       cv_.wait_for(lock, std::chrono::milliseconds(20));
     }
+    promotion_waiting_.store(false);
   }
   if (lease_stop.stop_requested()) return;
   const auto catch_up_ms =

@@ -190,13 +190,15 @@ void ClusterMember::Impl::apply_held() {
     held_.clear();
     return request_catch_up(Status(ErrorCode::kLimitExceeded, "too many log entries not applied by the primary"));
   }
-  applied_.store(node_->applied_index());
-  cv_.notify_all();
+  refresh_applied();
 }
 
 void ClusterMember::Impl::refresh_applied() {
   applied_.store(node_->applied_index());
-  cv_.notify_all();
+  // Only the promotion wait needs to hear of it: waking the campaign and
+  // catch-up threads for every commit of a primary costs two context
+  // switches each (bench/RESULTS.md run 25).
+  if (promotion_waiting_.load()) cv_.notify_all();
 }
 
 void ClusterMember::Impl::refresh_leader() {

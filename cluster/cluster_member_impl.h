@@ -22,8 +22,9 @@
 //    leader when asked (request_leader_refresh).
 //  - etcd watch and keepalive threads (their callbacks): post to the loop
 //    thread, or set flags under mu_ and notify cv_.
-// mu_/cv_ are shared by all of them; cv_ is notified when applied_ advances,
-// on a step-down, a catch-up request, a lost watch and at stop. A task posted
+// mu_/cv_ are shared by all of them; cv_ is notified when applied_ advances
+// while the campaign thread waits for it (promotion_waiting_), on a
+// step-down, a catch-up request, a lost watch and at stop. A task posted
 // by on_loop() does nothing once the Impl is destroyed (loop_->alive).
 #pragma once
 
@@ -161,6 +162,11 @@ class ClusterMember::Impl {
   std::unique_ptr<node::Node> owned_node_;  // until take_node()
   node::Node* node_ = nullptr;
   std::atomic<log::LogIndex> applied_{0};
+  // Campaign thread: set while it waits for applied_ to reach its target
+  // before promotion. Both sides use sequentially consistent order: the
+  // waiter sets it before reading applied_, the loop stores applied_ before
+  // reading it, so one of them sees the other (and the wait is bounded).
+  std::atomic<bool> promotion_waiting_{false};
   std::map<log::LogIndex, std::string> held_;  // loop thread: seen on the watch, not applied yet
   // Created by open(); after it, replaced only by the catch-up thread;
   // destroyed by ~Impl after that thread was joined.
