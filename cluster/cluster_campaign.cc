@@ -56,6 +56,7 @@ CampaignStatus ClusterMember::Impl::campaign_status() const {
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - phase_since_);
   st.abandoned_leases = abandoned_leases_.size();
   st.abandoned_leases_revoked = abandoned_leases_revoked_;
+  st.log_watch = log_watch_running_;
   return st;
 }
 
@@ -184,6 +185,7 @@ void ClusterMember::Impl::campaign_with_lease(const etcd::LeaseGrant& grant, con
     self.log_->set_term(key);
     self.barrier_->set_term(key);
     self.node_->promote();
+    self.want_log_watch(false);  // it applies its own appends from here
     self.node_->set_primary_address("", "");
     self.set_phase(CampaignStatus::Phase::kPrimary, key.key);
     spdlog::info("promoted to primary key={} term={} caught_up_to={} catch_up_ms={}", key.key,

@@ -84,12 +84,14 @@ void ClusterMember::Impl::catch_up_loop() {
     bool catch_up = false;
     bool leader = false;
     bool refresh = false;
+    bool log_watch = false;
     {
       std::unique_lock lock(mu_);
       const auto refresh_due = [&] {
         return leader_refresh_requested_ && std::chrono::steady_clock::now() >= leader_refresh_due_;
       };
-      while (!stop.stop_requested() && !catch_up_requested_ && !leader_watch_lost_ && !refresh_due()) {
+      while (!stop.stop_requested() && !catch_up_requested_ && !leader_watch_lost_ && !refresh_due() &&
+             !log_watch_change_requested_) {
         cv_.wait_for(lock, std::chrono::milliseconds(50));
       }
       if (stop.stop_requested()) return;
@@ -97,10 +99,13 @@ void ClusterMember::Impl::catch_up_loop() {
       leader = std::exchange(leader_watch_lost_, false);
       refresh = refresh_due();
       if (refresh) leader_refresh_requested_ = false;
+      log_watch = std::exchange(log_watch_change_requested_, false);
     }
     if (leader) restart_leader_watch(stop);  // reads the leader too
     else if (refresh) refresh_leader();
     if (catch_up) run_catch_up(stop);
+    // After a catch-up too: it installs a watch, which a primary drops.
+    if (log_watch || catch_up) reconcile_log_watch(stop);
   }
 }
 
@@ -121,8 +126,74 @@ void ClusterMember::Impl::restart_leader_watch(const std::stop_token& stop) {
   }
 }
 
+void ClusterMember::Impl::set_log_watch(std::unique_ptr<etcd::Watcher> watch) {
+  const bool running = watch != nullptr;
+  log_watch_ = std::move(watch);
+  std::lock_guard lock(mu_);
+  log_watch_running_ = running;
+}
+
+void ClusterMember::Impl::want_log_watch(bool want) {
+  {
+    std::lock_guard lock(mu_);
+    want_log_watch_ = want;
+    log_watch_change_requested_ = true;
+  }
+  cv_.notify_all();
+}
+
+void ClusterMember::Impl::reconcile_log_watch(const std::stop_token& stop) {
+  bool want = true;
+  {
+    std::lock_guard lock(mu_);
+    want = want_log_watch_;
+  }
+  if (!want) {
+    if (log_watch_dropped_ || log_watch_ == nullptr) return;  // none to drop (a catch-up installs one)
+    // Every entry below next_revision() was handed to the loop thread.
+    log_watch_dropped_at_ = log_watch_->next_revision();
+    set_log_watch(nullptr);
+    log_watch_dropped_ = true;
+    spdlog::debug("log watch dropped while primary next_revision={}", log_watch_dropped_at_);
+    return;
+  }
+  if (!log_watch_dropped_) return;
+  const std::int64_t from = std::max(log_watch_dropped_at_, log_->last_append_revision() + 1);
+  const std::uint64_t generation = next_generation_.fetch_add(1);
+  auto watch = start_log_watch(from, generation);
+  log_watch_dropped_ = false;  // from here a watch, or the catch-up that installs one
+  if (!watch) {
+    on_loop([why = watch.status()](Impl& self) {
+      self.request_catch_up(Status(why.code(), "log watch restart after a step-down failed: " + why.message()));
+    });
+    return;
+  }
+  // The watch's failures count once the loop thread took its generation;
+  // one before that is seen by failed() below. The watcher outlives the
+  // task, as in catch_up_once.
+  auto installed = std::make_shared<std::optional<bool>>();
+  on_loop([w = watch->get(), generation, installed](Impl& self) {
+    self.watch_generation_ = generation;
+    if (w->failed()) self.request_catch_up(Status(ErrorCode::kUnavailable, "the restarted log watch failed"));
+    {
+      std::lock_guard lock(self.mu_);
+      *installed = true;
+    }
+    self.cv_.notify_all();
+  });
+  {
+    std::unique_lock lock(mu_);
+    while (!installed->has_value()) {
+      if (stop.stop_requested()) return;
+      cv_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+  }
+  set_log_watch(std::move(watch).value());
+  spdlog::debug("log watch restarted after a step-down from_revision={}", from);
+}
+
 void ClusterMember::Impl::run_catch_up(const std::stop_token& stop) {
-  log_watch_.reset();  // events it still posted are harmless: entries are held by index
+  set_log_watch(nullptr);  // events it still posted are harmless: entries are held by index
   std::chrono::milliseconds backoff{100};
   for (int attempt = 1; !stop.stop_requested(); ++attempt) {
     const Status st = catch_up_once(attempt, stop);
@@ -165,7 +236,10 @@ Status ClusterMember::Impl::catch_up_once(int attempt, const std::stop_token& st
     }
     outcome = **result;
   }
-  if (outcome) log_watch_ = std::move(watch).value();
+  if (outcome) {
+    set_log_watch(std::move(watch).value());
+    log_watch_dropped_ = false;
+  }
   return outcome;
 }
 

@@ -106,7 +106,7 @@ Status ClusterMember::Impl::open(node::NodeOptions node_options, node::Clock& cl
 
   auto watch = start_log_watch(log_->read_revision() + 1, watch_generation_);
   if (!watch) return watch.status();
-  log_watch_ = std::move(watch).value();
+  set_log_watch(std::move(watch).value());
   auto leader_watch = start_leader_watch();
   if (!leader_watch) return leader_watch.status();
   leader_watch_ = std::move(leader_watch).value();
@@ -233,6 +233,7 @@ void ClusterMember::Impl::refresh_leader() {
 }
 
 void ClusterMember::Impl::leave_primary_role(const Status& why) {
+  want_log_watch(true);  // a standby follows the log again
   log_->set_term(std::nullopt);
   barrier_->set_term(std::nullopt);
   node_->set_primary_address("",

@@ -4,7 +4,11 @@
 // A ClusterMember opens a Node in cluster mode over the etcd log
 // (log/etcd_log.h) and drives its role:
 //  - FOLLOW: a watch on the log prefix feeds every entry, in revision order,
-//    to Node::follow() (standby). The primary applies its own appends.
+//    to Node::follow() (standby). The primary applies its own appends and
+//    stops the watch; when it steps down the watch starts again from the
+//    revision after the last entry it saw or wrote (nothing is skipped:
+//    any later entry of another node has a higher revision), or, if etcd
+//    compacted that history, the member catches up (CATCH UP below).
 //  - CAMPAIGN: a background thread holds an etcd lease (TTL = lease_ttl,
 //    kept alive by etcd::LeaseKeepAlive) and campaigns with the election
 //    recipe (etcd/election.h) under "<prefix>/election", value = advertise
@@ -94,6 +98,10 @@ struct CampaignStatus {
   // election keys stop blocking candidates behind them.
   std::size_t abandoned_leases = 0;
   std::uint64_t abandoned_leases_revoked = 0;  // since start
+  // A watch on the log runs. A standby follows the log through it; a
+  // primary applies its own appends and stops it until it steps down
+  // (FOLLOW above).
+  bool log_watch = false;
 };
 const char* phase_name(CampaignStatus::Phase phase);
 

@@ -17,9 +17,9 @@
 //    own_key_, stepped_down_ and step_down_why_ under mu_. It changes the
 //    node only through on_loop().
 //  - catch-up thread (catch_up_thread_): after open(), the only one that
-//    replaces log_watch_ and leader_watch_; reads etcd and hands the result
-//    to the loop thread, waiting for its answer on cv_. Also re-reads the
-//    leader when asked (request_leader_refresh).
+//    replaces, drops or restarts log_watch_ and leader_watch_; reads etcd
+//    and hands the result to the loop thread, waiting for its answer on
+//    cv_. Also re-reads the leader when asked (request_leader_refresh).
 //  - etcd watch and keepalive threads (their callbacks): post to the loop
 //    thread, or set flags under mu_ and notify cv_.
 // mu_/cv_ are shared by all of them; cv_ is notified when applied_ advances
@@ -112,6 +112,7 @@ class ClusterMember::Impl {
   // Loop thread, after node_ stepped down (either way above): forgets the
   // term in the log and the read barrier; clients are told `why` until a
   // fresh read of the election, requested here, names who leads after us.
+  // Asks for the log watch back (want_log_watch).
   void leave_primary_role(const Status& why);
 
   // ---- Campaign (cluster_campaign.cc): campaign thread (sleep_for also on
@@ -149,6 +150,25 @@ class ClusterMember::Impl {
   void run_catch_up(const std::stop_token& stop);
   // Catch-up thread: read, start the new watch, let the loop thread apply.
   Status catch_up_once(int attempt, const std::stop_token& stop);
+
+  // ---- The primary's log watch (cluster_catch_up.cc; docs/cluster.md "The
+  // log watch"). A primary applies its own appends, so it does not watch
+  // the log: every entry would come back to it as an event that etcd
+  // encodes and sends and the node decodes and drops (bench/RESULTS.md run
+  // 25e). The loop thread says what it wants (want_log_watch_: false from
+  // promotion to step-down); the catch-up thread makes it so.
+  // Loop thread: asks for the watch to be dropped (promotion) or back.
+  void want_log_watch(bool want);
+  // open(), then the catch-up thread: replaces log_watch_ (nullptr: none)
+  // and publishes whether one runs (CampaignStatus::log_watch).
+  void set_log_watch(std::unique_ptr<etcd::Watcher> watch);
+  // Catch-up thread: drops the watch, or starts it again from the revision
+  // after the last entry this node has seen or written:
+  // max(log_watch_dropped_at_, the log's last_append_revision() + 1).
+  // Every entry of another node after this node's own appends has a higher
+  // revision than those, so nothing is skipped; entries seen twice are
+  // dropped by index. A failed start falls back to the catch-up.
+  void reconcile_log_watch(const std::stop_token& stop);
   // Loop thread: the state becomes the etcd snapshot plus the entries after
   // it (everything up to data.revision); the new watch continues from there.
   Status apply_catch_up(log::EtcdCatchUp& data, const etcd::Watcher& watch, std::uint64_t generation, int attempt);
@@ -200,6 +220,11 @@ class ClusterMember::Impl {
   SteadyTime recovery_started_;          // loop thread
   Status recover_again_;                 // loop thread: non-OK = catch up again after this one
   bool catch_up_requested_ = false;      // guarded by mu_
+  bool want_log_watch_ = true;           // guarded by mu_ (written on the loop thread)
+  bool log_watch_running_ = false;       // guarded by mu_: log_watch_ != nullptr
+  bool log_watch_change_requested_ = false;  // guarded by mu_
+  bool log_watch_dropped_ = false;           // catch-up thread
+  std::int64_t log_watch_dropped_at_ = 0;    // catch-up thread: next_revision() of the dropped watch
   bool leader_watch_lost_ = false;       // guarded by mu_
   bool leader_refresh_requested_ = false;  // guarded by mu_
   SteadyTime leader_refresh_due_;          // guarded by mu_: when the requested refresh may run

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -81,6 +82,10 @@ std::optional<etcd::QueueKey> EtcdLog::term() const {
   std::lock_guard lock(state_->mu);
   return state_->term;
 }
+void EtcdLog::appended_at(std::int64_t revision) {
+  std::lock_guard lock(state_->mu);
+  state_->last_append_revision = std::max(state_->last_append_revision, revision);
+}
 void EtcdLog::observe(LogIndex index) {
   std::lock_guard lock(state_->mu);
   state_->position.last = std::max(state_->position.last, index);
@@ -89,6 +94,10 @@ void EtcdLog::observe(LogIndex index) {
 std::int64_t EtcdLog::read_revision() const {
   std::lock_guard lock(state_->mu);
   return state_->read_revision;
+}
+std::int64_t EtcdLog::last_append_revision() const {
+  std::lock_guard lock(state_->mu);
+  return state_->last_append_revision;
 }
 Position EtcdLog::position() const {
   std::lock_guard lock(state_->mu);
@@ -145,6 +154,7 @@ Result<LogIndex> EtcdLog::do_append(LogIndex index, const std::string& batch) {
         if (got != nullptr && !got->kvs.empty()) {
           if (got->kvs.front().value == value) {
             observe(index);
+            appended_at(got->kvs.front().mod_revision);
             return index;  // an earlier attempt of this very append landed
           }
           return Status(ErrorCode::kConflict, "deposed: log entry " + std::to_string(index) +
@@ -154,6 +164,7 @@ Result<LogIndex> EtcdLog::do_append(LogIndex index, const std::string& batch) {
                                                 " is gone (lease expired or revoked); append rejected");
       }
       observe(index);
+      appended_at(r->revision);
       return index;
     }
     last_error = r.status();

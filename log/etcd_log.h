@@ -98,6 +98,10 @@ class EtcdLog final : public Log {
   void observe(LogIndex index);
   // etcd store revision seen by the last read() (the watch continues after it).
   std::int64_t read_revision() const;
+  // etcd store revision of the newest append of this log that succeeded
+  // (0: none since open). Every entry of another node that follows this
+  // node's own appends in the log has a higher revision. Thread-safe.
+  std::int64_t last_append_revision() const;
   // Catch-up read for a standby whose watch fell behind a compaction (or saw
   // a gap): the etcd snapshot (meta and chunks) and every entry after it,
   // all read at ONE store revision (the meta read's), so snapshot + entries
@@ -124,6 +128,7 @@ class EtcdLog final : public Log {
   class Worker;
   explicit EtcdLog(EtcdLogOptions options);
   Result<LogIndex> do_append(LogIndex index, const std::string& batch);
+  void appended_at(std::int64_t revision);  // raises last_append_revision
   Status do_save_snapshot(LogIndex index, const std::string& bytes);
   Status store_snapshot_in_etcd(LogIndex index, const std::string& bytes, const etcd::QueueKey& term);
   Result<std::optional<Snapshot>> load_etcd_snapshot(LogIndex newer_than);

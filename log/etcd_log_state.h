@@ -65,6 +65,7 @@ struct EtcdLog::State {
   std::optional<etcd::QueueKey> term;
   Position position;
   std::int64_t read_revision = 0;
+  std::int64_t last_append_revision = 0;  // of the newest successful own append
   std::int64_t last_meta_revision = 0;  // etcd revision of our last snapshot meta write
   std::atomic<bool> append_in_flight{false};  // set by the loop thread, cleared by the worker
 };

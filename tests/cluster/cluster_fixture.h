@@ -157,6 +157,15 @@ class LeaseholdCluster {
     const auto end = text.find('\r', at);
     return text.substr(at + key.size() + 1, end - at - key.size() - 1);
   }
+  // True once node i's INFO field `key` reads `value` (polled until timeout).
+  bool wait_info(int i, const std::string& key, const std::string& value, std::chrono::milliseconds timeout) {
+    const auto until = SteadyClock::now() + timeout;
+    while (SteadyClock::now() < until) {
+      if (info_field(i, key) == value) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
   // True once every running node reports the same applied_revision.
   bool wait_converged(std::chrono::milliseconds timeout) {
     const auto until = SteadyClock::now() + timeout;

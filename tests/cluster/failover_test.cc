@@ -231,6 +231,10 @@ TEST(ClusterTest, PausedPrimaryIsDeposedAndItsPendingWriteIsRejected) {
   ASSERT_TRUE(c);
   const int p = c->wait_primary(20s);
   ASSERT_GE(p, 0);
+  // The primary applies its own appends and stops its log watch; the
+  // standby follows the log through its watch.
+  ASSERT_TRUE(c->wait_info(p, "cluster_log_watch", "0", 10s)) << c->log_tails();
+  ASSERT_TRUE(c->wait_info(1 - p, "cluster_log_watch", "1", 10s)) << c->log_tails();
   auto old = RespClient::connect(c->node(p).port);
   ASSERT_TRUE(old);
   ASSERT_FALSE(old->call({"SESSION.OPEN", "30000", "OWNER", "before"}).is_error());
@@ -269,6 +273,23 @@ TEST(ClusterTest, PausedPrimaryIsDeposedAndItsPendingWriteIsRejected) {
     EXPECT_NE(owners.find("before"), std::string::npos) << "node " << i << ": " << owners;
     EXPECT_NE(owners.find("after"), std::string::npos) << "node " << i << ": " << owners;
   }
+  // The deposed primary follows again through its log watch, started from
+  // the revision after the last entry it saw or wrote: no catch-up needed,
+  // and a write of the new primary made now reaches it too.
+  EXPECT_TRUE(c->wait_info(p, "cluster_log_watch", "1", 10s)) << c->log_tails();
+  EXPECT_EQ(c->info_field(p, "catch_up_recoveries"), "0");
+  ASSERT_FALSE(fresh->call({"SESSION.OPEN", "30000", "OWNER", "later"}).is_error());
+  ASSERT_TRUE(c->wait_converged(15s)) << c->log_tails();
+  auto follower = RespClient::connect(c->node(p).port);
+  ASSERT_TRUE(follower);
+  ASSERT_EQ(follower->call({"READONLY"}).str, "OK");
+  std::string owners;
+  for (const auto& m : follower->call({"SESSION.LIST"}).elements) {
+    for (std::size_t k = 0; k + 1 < m.elements.size(); k += 2) {
+      if (m.elements[k].str == "owner") owners += m.elements[k + 1].str + ",";
+    }
+  }
+  EXPECT_NE(owners.find("later"), std::string::npos) << owners;
 }
 
 TEST(ClusterTest, SessionExpiryAcrossFailoverIsWithinTheBoundAndNeverEarly) {
