@@ -77,13 +77,7 @@ start_pair() {
   return 1
 }
 
-committed() { redis-cli -p "$lport" INFO log | tr -d '\r' | grep '^commands_committed:' | cut -d: -f2; }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches/ {s += $2} END {print s + 0}'; }
-# "sum count" of a histogram on a /metrics page ($1 URL, $2 its name)
-series() {
-  curl -fsS "$1" | awk -v n="$2" 'index($0, n "_sum") == 1 {s = $NF} index($0, n "_count") == 1 {c = $NF} END {print s + 0, c + 0}'
-}
 # "sum count" of etcd's handling time of Txn calls
 etcd_txn_series() {
   curl -fsS "http://127.0.0.1:$cport/metrics" | awk '
@@ -95,15 +89,15 @@ etcd_txn_series() {
 # cell NAME TARGET WORKLOAD CLIENTS: one driver cell; prints a table row.
 cell() {
   local name=$1 target=$2 workload=$3 clients=$4 out c0 c1 s0 s1 n0 n1 e0 e1 m0 m1 t0 t1
-  c0=$( [[ -n $node_pid ]] && committed || echo 0)
-  s0=$(switches "${node_pid:-$etcd_pid}") n0=$(ticks "${node_pid:-$etcd_pid}") e0=$(ticks "$etcd_pid")
-  m0=$( [[ -n $node_pid ]] && series "http://127.0.0.1:$hport/metrics" leasehold_commit_seconds || echo "0 0")
+  c0=$( [[ -n $node_pid ]] && committed "$lport" || echo 0)
+  s0=$(switches "${node_pid:-$etcd_pid}") n0=$(cpu_ticks "${node_pid:-$etcd_pid}") e0=$(cpu_ticks "$etcd_pid")
+  m0=$( [[ -n $node_pid ]] && histogram "$hport" leasehold_commit_seconds || echo "0 0")
   t0=$(etcd_txn_series)
   out=$(timeout 120 "$driver" --target "$target" --workloads "$workload" --clients "$clients" \
     --duration-ms "$duration" --warmup-ms 0 --quiet 2>&1 | awk -v w="$workload" '$1 == w && $2 ~ /^[0-9]+$/ {print $3; exit}')
-  c1=$( [[ -n $node_pid ]] && committed || echo 0)
-  s1=$(switches "${node_pid:-$etcd_pid}") n1=$(ticks "${node_pid:-$etcd_pid}") e1=$(ticks "$etcd_pid")
-  m1=$( [[ -n $node_pid ]] && series "http://127.0.0.1:$hport/metrics" leasehold_commit_seconds || echo "0 0")
+  c1=$( [[ -n $node_pid ]] && committed "$lport" || echo 0)
+  s1=$(switches "${node_pid:-$etcd_pid}") n1=$(cpu_ticks "${node_pid:-$etcd_pid}") e1=$(cpu_ticks "$etcd_pid")
+  m1=$( [[ -n $node_pid ]] && histogram "$hport" leasehold_commit_seconds || echo "0 0")
   t1=$(etcd_txn_series)
   python3 - "$name" "$workload" "$clients" "${out:-0}" "$c0" "$c1" "$s0" "$s1" "$n0" "$n1" "$e0" "$e1" \
     "$m0" "$m1" "$t0" "$t1" "$(getconf CLK_TCK)" <<'PY'
@@ -120,8 +114,8 @@ commit = per(m1[0] - m0[0], m1[1] - m0[1], 1000, "%.3f")
 handling = per(t1[0] - t0[0], txns, 1000, "%.3f")
 print("%-22s %-3s %4s %9.0f %12s %14s %11s %12s %15s" % (
     name, workload, clients, rate,
-    per(s1 - s0, cmds) if cmds else "-",
-    per((n1 - n0) / hz, cmds, 1e6, "%.0f") if cmds else "-",
+    per(s1 - s0, cmds),
+    per((n1 - n0) / hz, cmds, 1e6, "%.0f"),
     commit, handling, per((e1 - e0) / hz, txns, 1e6, "%.0f")))
 PY
 }

@@ -24,13 +24,6 @@ server_pid= workdir=
 trap stop_server EXIT
 workload=${WORKLOAD:-W1}
 [[ $workload == W1 || $workload == W2 ]] || { echo "ab_w1.sh: WORKLOAD is W1 or W2, not $workload" >&2; exit 2; }
-committed() { redis-cli -p "$1" INFO log | tr -d '\r' | grep '^commands_committed:' | cut -d: -f2; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# "sum count" of a histogram on /metrics
-histogram() {
-  curl -fsS "http://127.0.0.1:$1/metrics" |
-    awk -v n="$2" '$1 == n "_sum" {s = $2} $1 == n "_count" {c = $2} END {print s + 0, c + 0}'
-}
 # the smallest bucket bound (ms) of a histogram that holds all its observations
 longest_ms() {
   curl -fsS "http://127.0.0.1:$1/metrics" | awk -v n="$2" '

@@ -25,7 +25,6 @@ done
 durability=${DURABILITY:-lease}
 server_pid= workdir=
 trap stop_server EXIT
-committed() { redis-cli -p "$1" INFO log | tr -d '\r' | awk -F: '$1 == "commands_committed" {print $2}'; }
 printf '%-50s %9s %10s %14s\n' binary durability commands "Ir/command"
 for bin in "$@"; do
   workdir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-ir-XXXXXX")

@@ -3,8 +3,9 @@
 #   build      $BUILD (relative to root) or root/build
 #   driver     build/bench/leasehold_loadbench
 #   leasehold  build/leasehold
-# and defines wait_for_ping and stop_server (below). Checks nothing: each
-# script says what it needs.
+# and defines wait_for_ping, stop_server and the probes committed,
+# cpu_ticks and histogram (below). Checks nothing: each script says what
+# it needs.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD:-$root/build}
 [[ $build = /* ]] || build=$root/$build
@@ -28,4 +29,14 @@ stop_server() {
   [[ -n ${server_pid:-} ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
   [[ -n ${workdir:-} ]] && rm -rf "$workdir"
   return 0
+}
+# committed PORT: the server's INFO commands_committed on 127.0.0.1:PORT.
+committed() { redis-cli -p "$1" INFO log | tr -d '\r' | awk -F: '$1 == "commands_committed" {print $2}'; }
+# cpu_ticks PID: the process's user + system CPU, in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# histogram PORT NAME: "sum count" of an unlabelled histogram on the
+# server's /metrics at 127.0.0.1:PORT.
+histogram() {
+  curl -fsS "http://127.0.0.1:$1/metrics" |
+    awk -v n="$2" '$1 == n "_sum" {s = $2} $1 == n "_count" {c = $2} END {print s + 0, c + 0}'
 }
