@@ -57,6 +57,7 @@ CampaignStatus ClusterMember::Impl::campaign_status() const {
   st.abandoned_leases = abandoned_leases_.size();
   st.abandoned_leases_revoked = abandoned_leases_revoked_;
   st.log_watch = log_watch_running_;
+  st.leader_watch = leader_watch_running_;
   return st;
 }
 
@@ -185,7 +186,7 @@ void ClusterMember::Impl::campaign_with_lease(const etcd::LeaseGrant& grant, con
     self.log_->set_term(key);
     self.barrier_->set_term(key);
     self.node_->promote();
-    self.want_log_watch(false);  // it applies its own appends from here
+    self.want_standby_watches(false);  // it applies its own appends and knows it leads
     self.node_->set_primary_address("", "");
     self.set_phase(CampaignStatus::Phase::kPrimary, key.key);
     spdlog::info("promoted to primary key={} term={} caught_up_to={} catch_up_ms={}", key.key,

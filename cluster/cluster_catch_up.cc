@@ -101,21 +101,39 @@ void ClusterMember::Impl::catch_up_loop() {
       if (refresh) leader_refresh_requested_ = false;
       log_watch = std::exchange(log_watch_change_requested_, false);
     }
-    if (leader) restart_leader_watch(stop);  // reads the leader too
-    else if (refresh) refresh_leader();
+    const bool read_leader = reconcile_leader_watch(leader, stop);
+    if (refresh && !read_leader) refresh_leader();
     if (catch_up) run_catch_up(stop);
     // After a catch-up too: it installs a watch, which a primary drops.
     if (log_watch || catch_up) reconcile_log_watch(stop);
   }
 }
 
+bool ClusterMember::Impl::reconcile_leader_watch(bool lost, const std::stop_token& stop) {
+  bool want = true;
+  {
+    std::lock_guard lock(mu_);
+    want = want_standby_watches_;
+  }
+  if (!want) {
+    if (leader_watch_ != nullptr) {
+      set_leader_watch(nullptr);
+      spdlog::debug("leader watch dropped while primary");
+    }
+    return false;
+  }
+  if (leader_watch_ != nullptr && !lost) return false;
+  restart_leader_watch(stop);
+  return true;
+}
+
 void ClusterMember::Impl::restart_leader_watch(const std::stop_token& stop) {
-  leader_watch_.reset();
+  set_leader_watch(nullptr);
   std::chrono::milliseconds backoff{100};
   while (!stop.stop_requested()) {
     auto watch = start_leader_watch();
     if (watch) {
-      leader_watch_ = std::move(watch).value();
+      set_leader_watch(std::move(watch).value());
       refresh_leader();
       return;
     }
@@ -133,10 +151,17 @@ void ClusterMember::Impl::set_log_watch(std::unique_ptr<etcd::Watcher> watch) {
   log_watch_running_ = running;
 }
 
-void ClusterMember::Impl::want_log_watch(bool want) {
+void ClusterMember::Impl::set_leader_watch(std::unique_ptr<etcd::Watcher> watch) {
+  const bool running = watch != nullptr;
+  leader_watch_ = std::move(watch);
+  std::lock_guard lock(mu_);
+  leader_watch_running_ = running;
+}
+
+void ClusterMember::Impl::want_standby_watches(bool want) {
   {
     std::lock_guard lock(mu_);
-    want_log_watch_ = want;
+    want_standby_watches_ = want;
     log_watch_change_requested_ = true;
   }
   cv_.notify_all();
@@ -146,7 +171,7 @@ void ClusterMember::Impl::reconcile_log_watch(const std::stop_token& stop) {
   bool want = true;
   {
     std::lock_guard lock(mu_);
-    want = want_log_watch_;
+    want = want_standby_watches_;
   }
   if (!want) {
     if (log_watch_dropped_ || log_watch_ == nullptr) return;  // none to drop (a catch-up installs one)

@@ -109,7 +109,7 @@ Status ClusterMember::Impl::open(node::NodeOptions node_options, node::Clock& cl
   set_log_watch(std::move(watch).value());
   auto leader_watch = start_leader_watch();
   if (!leader_watch) return leader_watch.status();
-  leader_watch_ = std::move(leader_watch).value();
+  set_leader_watch(std::move(leader_watch).value());
   refresh_leader();
   campaign_thread_ = std::thread([this] { campaign_loop(); });
   catch_up_thread_ = std::thread([this] { catch_up_loop(); });
@@ -233,7 +233,7 @@ void ClusterMember::Impl::refresh_leader() {
 }
 
 void ClusterMember::Impl::leave_primary_role(const Status& why) {
-  want_log_watch(true);  // a standby follows the log again
+  want_standby_watches(true);  // a standby follows the log and the election again
   log_->set_term(std::nullopt);
   barrier_->set_term(std::nullopt);
   node_->set_primary_address("",

@@ -102,6 +102,9 @@ struct CampaignStatus {
   // primary applies its own appends and stops it until it steps down
   // (FOLLOW above).
   bool log_watch = false;
+  // A watch on the election runs. A standby learns from it who leads (for
+  // its redirects); a primary knows, and stops it until it steps down.
+  bool leader_watch = false;
 };
 const char* phase_name(CampaignStatus::Phase phase);
 

@@ -112,7 +112,7 @@ class ClusterMember::Impl {
   // Loop thread, after node_ stepped down (either way above): forgets the
   // term in the log and the read barrier; clients are told `why` until a
   // fresh read of the election, requested here, names who leads after us.
-  // Asks for the log watch back (want_log_watch).
+  // Asks for the log and leader watches back (want_standby_watches).
   void leave_primary_role(const Status& why);
 
   // ---- Campaign (cluster_campaign.cc): campaign thread (sleep_for also on
@@ -143,22 +143,36 @@ class ClusterMember::Impl {
   Result<std::unique_ptr<etcd::Watcher>> start_leader_watch();
   // Loop thread: the log watch broke (or a gap): catch up as a standby.
   void request_catch_up(const Status& why);
-  // Catch-up thread: waits for a catch-up request, a lost leader watch or a
-  // due leader refresh.
+  // Catch-up thread: waits for a catch-up request, a lost leader watch, a
+  // due leader refresh or a change of want_standby_watches_.
   void catch_up_loop();
+  // Catch-up thread: replaces the leader watch until one starts (backing
+  // off while etcd is unavailable), then reads the leader.
   void restart_leader_watch(const std::stop_token& stop);
   void run_catch_up(const std::stop_token& stop);
   // Catch-up thread: read, start the new watch, let the loop thread apply.
   Status catch_up_once(int attempt, const std::stop_token& stop);
 
-  // ---- The primary's log watch (cluster_catch_up.cc; docs/cluster.md "The
+  // ---- The primary's watches (cluster_catch_up.cc; docs/cluster.md "The
   // log watch"). A primary applies its own appends, so it does not watch
   // the log: every entry would come back to it as an event that etcd
   // encodes and sends and the node decodes and drops (bench/RESULTS.md run
-  // 25e). The loop thread says what it wants (want_log_watch_: false from
-  // promotion to step-down); the catch-up thread makes it so.
-  // Loop thread: asks for the watch to be dropped (promotion) or back.
-  void want_log_watch(bool want);
+  // 25e). Nor does it watch the election: it knows it leads, and learns
+  // that it no longer does from its lease or a refused append, never from
+  // the leader watch (refresh_leader ignores its reads on a primary). Each
+  // watch is one more thread blocked in gRPC, and those take turns as its
+  // poller (run 25b). The loop thread says what it wants
+  // (want_standby_watches_: false from promotion to step-down); the
+  // catch-up thread makes it so.
+  // Loop thread: asks for both watches to be dropped (promotion) or back.
+  void want_standby_watches(bool want);
+  // Catch-up thread, like set_log_watch: replaces leader_watch_ and
+  // publishes whether one runs (CampaignStatus::leader_watch).
+  void set_leader_watch(std::unique_ptr<etcd::Watcher> watch);
+  // Catch-up thread: drops the leader watch while the node is primary;
+  // otherwise restarts it when it was lost or dropped (reading the leader
+  // too). Returns whether it read the leader.
+  bool reconcile_leader_watch(bool lost, const std::stop_token& stop);
   // open(), then the catch-up thread: replaces log_watch_ (nullptr: none)
   // and publishes whether one runs (CampaignStatus::log_watch).
   void set_log_watch(std::unique_ptr<etcd::Watcher> watch);
@@ -220,12 +234,13 @@ class ClusterMember::Impl {
   SteadyTime recovery_started_;          // loop thread
   Status recover_again_;                 // loop thread: non-OK = catch up again after this one
   bool catch_up_requested_ = false;      // guarded by mu_
-  bool want_log_watch_ = true;           // guarded by mu_ (written on the loop thread)
+  bool want_standby_watches_ = true;     // guarded by mu_ (written on the loop thread)
   bool log_watch_running_ = false;       // guarded by mu_: log_watch_ != nullptr
   bool log_watch_change_requested_ = false;  // guarded by mu_
   bool log_watch_dropped_ = false;           // catch-up thread
   std::int64_t log_watch_dropped_at_ = 0;    // catch-up thread: next_revision() of the dropped watch
   bool leader_watch_lost_ = false;       // guarded by mu_
+  bool leader_watch_running_ = false;    // guarded by mu_: leader_watch_ != nullptr
   bool leader_refresh_requested_ = false;  // guarded by mu_
   SteadyTime leader_refresh_due_;          // guarded by mu_: when the requested refresh may run
   std::thread catch_up_thread_;

@@ -161,6 +161,7 @@ std::string info_text(Server& server, std::string_view section) {
     out += fmt::format("cluster_abandoned_leases:{}\r\n", cs.abandoned_leases);
     out += fmt::format("cluster_abandoned_leases_revoked:{}\r\n", cs.abandoned_leases_revoked);
     out += fmt::format("cluster_log_watch:{}\r\n", cs.log_watch ? 1 : 0);
+    out += fmt::format("cluster_leader_watch:{}\r\n", cs.leader_watch ? 1 : 0);
     out += "\r\n";
   }
   if (all || iequals(section, "state")) {

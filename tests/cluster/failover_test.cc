@@ -231,10 +231,13 @@ TEST(ClusterTest, PausedPrimaryIsDeposedAndItsPendingWriteIsRejected) {
   ASSERT_TRUE(c);
   const int p = c->wait_primary(20s);
   ASSERT_GE(p, 0);
-  // The primary applies its own appends and stops its log watch; the
-  // standby follows the log through its watch.
+  // The primary applies its own appends and knows it leads: it stops its
+  // log and leader watches. The standby follows the log and the election
+  // through its watches.
   ASSERT_TRUE(c->wait_info(p, "cluster_log_watch", "0", 10s)) << c->log_tails();
+  ASSERT_TRUE(c->wait_info(p, "cluster_leader_watch", "0", 10s)) << c->log_tails();
   ASSERT_TRUE(c->wait_info(1 - p, "cluster_log_watch", "1", 10s)) << c->log_tails();
+  ASSERT_TRUE(c->wait_info(1 - p, "cluster_leader_watch", "1", 10s)) << c->log_tails();
   auto old = RespClient::connect(c->node(p).port);
   ASSERT_TRUE(old);
   ASSERT_FALSE(old->call({"SESSION.OPEN", "30000", "OWNER", "before"}).is_error());
@@ -278,6 +281,21 @@ TEST(ClusterTest, PausedPrimaryIsDeposedAndItsPendingWriteIsRejected) {
   // and a write of the new primary made now reaches it too.
   EXPECT_TRUE(c->wait_info(p, "cluster_log_watch", "1", 10s)) << c->log_tails();
   EXPECT_EQ(c->info_field(p, "catch_up_recoveries"), "0");
+  // It watches the election again, and redirects writes to the new primary.
+  EXPECT_TRUE(c->wait_info(p, "cluster_leader_watch", "1", 10s)) << c->log_tails();
+  EXPECT_TRUE(c->wait_info(np, "cluster_leader_watch", "0", 10s)) << c->log_tails();
+  {
+    auto standby = RespClient::connect(c->node(p).port);
+    ASSERT_TRUE(standby);
+    const std::string redirect = "REDIRECT " + loopback(c->node(np).port);
+    std::string seen;
+    for (const auto redirect_until = SteadyClock::now() + 10s; SteadyClock::now() < redirect_until;) {
+      seen = standby->call({"SESSION.OPEN", "1000"}).str;
+      if (seen == redirect) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_EQ(seen, redirect);
+  }
   ASSERT_FALSE(fresh->call({"SESSION.OPEN", "30000", "OWNER", "later"}).is_error());
   ASSERT_TRUE(c->wait_converged(15s)) << c->log_tails();
   auto follower = RespClient::connect(c->node(p).port);
