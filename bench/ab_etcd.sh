@@ -17,7 +17,8 @@
 # Each round ends with an `etcd-txn` cell (C=1, a lone client in the driver
 # process, one fenced write per op) on the last etcd, the goal's reference.
 # Alternating the binaries within a round keeps a drifting machine from
-# favouring one of them.
+# favouring one of them; even rounds run them in reverse order, so neither
+# always runs first.
 # Usage: bash bench/ab_etcd.sh ROUNDS BINARY...
 # Environment: BUILD (for leasehold_loadbench), CELLS (default "W1:1 W2:32",
 # WORKLOAD:CLIENTS pairs), DURATION_MS (4000), ETCD_BIN (default: etcd on PATH).
@@ -126,12 +127,19 @@ echo "etcd:    $("$etcd_bin" --version | head -n 1 | sed 's/.*: //'), 1 member; 
 printf '%-22s %-3s %4s %9s %12s %14s %11s %12s %15s\n' binary W C rate 'switches/cmd' 'node CPU us/cmd' \
   'commit ms' 'etcd txn ms' 'etcd CPU us/txn'
 for ((r = 1; r <= rounds; r++)); do
-  for bin in "$@"; do
+  # Even rounds run the binaries in reverse order: the binary that runs
+  # later in a round tends to win W1 C=1 (bench/RESULTS.md run 26a).
+  order=("$@")
+  if ((r % 2 == 0)); then
+    order=()
+    for ((i = $#; i >= 1; i--)); do order+=("${!i}"); done
+  fi
+  for bin in "${order[@]}"; do
     start_pair "$bin"
     for c in "${cells[@]}"; do
       cell "$(basename "$bin")" "lh=leasehold:127.0.0.1:$lport" "${c%%:*}" "${c##*:}"
     done
-    if [[ $bin == "${!#}" ]]; then
+    if [[ $bin == "${order[-1]}" ]]; then
       # the lone etcd-txn client on the same etcd, the node idle
       saved=$node_pid
       node_pid=

@@ -10,7 +10,7 @@
 # thread), and the longest event-loop turn of the run (the smallest bucket
 # bound of leasehold_loop_turn_seconds that holds every turn since the
 # server started). Alternating the binaries within a round keeps a drifting machine
-# from favouring one of them.
+# from favouring one of them; even rounds run them in reverse order.
 # Usage: bash bench/ab_w1.sh fsync|lease ROUNDS BINARY...
 # Environment: BUILD (for leasehold_loadbench), WORKLOAD (W1 or W2), CLIENTS
 # (32), DURATION_MS (5000).
@@ -37,7 +37,14 @@ mean_ms() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " ");
 printf '%-6s %-5s %-40s %12s %18s %14s %14s %14s\n' mode round binary "$workload/s" "us CPU/command" \
   "commit ms" "log write ms" "longest turn ms"
 for ((round = 1; round <= rounds; round++)); do
-  for bin in "$@"; do
+  # Even rounds run the binaries in reverse order, so neither always runs
+  # first (the later one tended to win on etcd: bench/RESULTS.md run 26a).
+  order=("$@")
+  if ((round % 2 == 0)); then
+    order=()
+    for ((i = $#; i >= 1; i--)); do order+=("${!i}"); done
+  fi
+  for bin in "${order[@]}"; do
     workdir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-ab-XXXXXX")
     port=$("$driver" --free-port)
     http=$("$driver" --free-port)
