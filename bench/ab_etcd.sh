@@ -127,13 +127,7 @@ echo "etcd:    $("$etcd_bin" --version | head -n 1 | sed 's/.*: //'), 1 member; 
 printf '%-22s %-3s %4s %9s %12s %14s %11s %12s %15s\n' binary W C rate 'switches/cmd' 'node CPU us/cmd' \
   'commit ms' 'etcd txn ms' 'etcd CPU us/txn'
 for ((r = 1; r <= rounds; r++)); do
-  # Even rounds run the binaries in reverse order: the binary that runs
-  # later in a round tends to win W1 C=1 (bench/RESULTS.md run 26a).
-  order=("$@")
-  if ((r % 2 == 0)); then
-    order=()
-    for ((i = $#; i >= 1; i--)); do order+=("${!i}"); done
-  fi
+  round_order "$r" "$@"
   for bin in "${order[@]}"; do
     start_pair "$bin"
     for c in "${cells[@]}"; do

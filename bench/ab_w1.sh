@@ -37,13 +37,7 @@ mean_ms() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " ");
 printf '%-6s %-5s %-40s %12s %18s %14s %14s %14s\n' mode round binary "$workload/s" "us CPU/command" \
   "commit ms" "log write ms" "longest turn ms"
 for ((round = 1; round <= rounds; round++)); do
-  # Even rounds run the binaries in reverse order, so neither always runs
-  # first (the later one tended to win on etcd: bench/RESULTS.md run 26a).
-  order=("$@")
-  if ((round % 2 == 0)); then
-    order=()
-    for ((i = $#; i >= 1; i--)); do order+=("${!i}"); done
-  fi
+  round_order "$round" "$@"
   for bin in "${order[@]}"; do
     workdir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-ab-XXXXXX")
     port=$("$driver" --free-port)

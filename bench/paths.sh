@@ -3,8 +3,8 @@
 #   build      $BUILD (relative to root) or root/build
 #   driver     build/bench/leasehold_loadbench
 #   leasehold  build/leasehold
-# and defines wait_for_ping, stop_server and the probes committed,
-# cpu_ticks and histogram (below). Checks nothing: each script says what
+# and defines wait_for_ping, stop_server, round_order and the probes
+# committed, cpu_ticks and histogram (below). Checks nothing: each script says what
 # it needs.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD:-$root/build}
@@ -39,4 +39,17 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 histogram() {
   curl -fsS "http://127.0.0.1:$1/metrics" |
     awk -v n="$2" '$1 == n "_sum" {s = $2} $1 == n "_count" {c = $2} END {print s + 0, c + 0}'
+}
+# round_order ROUND BINARY...: sets the array `order` to the binaries, in
+# reverse in even rounds, for the side-by-side scripts (ab_w1.sh,
+# ab_etcd.sh): the binary that ran later in a round tended to win
+# (bench/RESULTS.md run 26a), so neither always runs first.
+round_order() {
+  local round=$1 i
+  shift
+  order=("$@")
+  if ((round % 2 == 0)); then
+    order=()
+    for ((i = $#; i >= 1; i--)); do order+=("${!i}"); done
+  fi
 }
