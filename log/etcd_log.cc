@@ -82,12 +82,16 @@ std::optional<etcd::QueueKey> EtcdLog::term() const {
   std::lock_guard lock(state_->mu);
   return state_->term;
 }
-void EtcdLog::appended_at(std::int64_t revision) {
+void EtcdLog::appended(LogIndex index, std::int64_t revision) {
   std::lock_guard lock(state_->mu);
+  raise_last(index);
   state_->last_append_revision = std::max(state_->last_append_revision, revision);
 }
 void EtcdLog::observe(LogIndex index) {
   std::lock_guard lock(state_->mu);
+  raise_last(index);
+}
+void EtcdLog::raise_last(LogIndex index) {
   state_->position.last = std::max(state_->position.last, index);
   if (state_->position.first == 0) state_->position.first = index;
 }
@@ -153,8 +157,7 @@ Result<LogIndex> EtcdLog::do_append(LogIndex index, const std::string& batch) {
         const auto* got = r->responses.empty() ? nullptr : std::get_if<etcd::RangeResult>(&r->responses[0]);
         if (got != nullptr && !got->kvs.empty()) {
           if (got->kvs.front().value == value) {
-            observe(index);
-            appended_at(got->kvs.front().mod_revision);
+            appended(index, got->kvs.front().mod_revision);
             return index;  // an earlier attempt of this very append landed
           }
           return Status(ErrorCode::kConflict, "deposed: log entry " + std::to_string(index) +
@@ -163,8 +166,7 @@ Result<LogIndex> EtcdLog::do_append(LogIndex index, const std::string& batch) {
         return Status(ErrorCode::kConflict, "deposed: election key " + mine->key +
                                                 " is gone (lease expired or revoked); append rejected");
       }
-      observe(index);
-      appended_at(r->revision);
+      appended(index, r->revision);
       return index;
     }
     last_error = r.status();

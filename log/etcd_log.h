@@ -128,7 +128,10 @@ class EtcdLog final : public Log {
   class Worker;
   explicit EtcdLog(EtcdLogOptions options);
   Result<LogIndex> do_append(LogIndex index, const std::string& batch);
-  void appended_at(std::int64_t revision);  // raises last_append_revision
+  // This node's append of `index` landed at store `revision`: raises
+  // position().last and last_append_revision under one lock.
+  void appended(LogIndex index, std::int64_t revision);
+  void raise_last(LogIndex index);  // position().last = max(last, index); caller holds state_->mu
   Status do_save_snapshot(LogIndex index, const std::string& bytes);
   Status store_snapshot_in_etcd(LogIndex index, const std::string& bytes, const etcd::QueueKey& term);
   Result<std::optional<Snapshot>> load_etcd_snapshot(LogIndex newer_than);
