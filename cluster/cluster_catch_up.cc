@@ -195,26 +195,40 @@ void ClusterMember::Impl::reconcile_log_watch(const std::stop_token& stop) {
   }
   // The watch's failures count once the loop thread took its generation;
   // one before that is seen by failed() below. The watcher outlives the
-  // task, as in catch_up_once.
-  auto installed = std::make_shared<std::optional<bool>>();
-  on_loop([w = watch->get(), generation, installed](Impl& self) {
-    self.watch_generation_ = generation;
-    if (w->failed()) self.request_catch_up(Status(ErrorCode::kUnavailable, "the restarted log watch failed"));
+  // task (on_loop_and_wait).
+  const bool installed = on_loop_and_wait(
+                             [w = watch->get(), generation](Impl& self) {
+                               self.watch_generation_ = generation;
+                               if (w->failed()) {
+                                 self.request_catch_up(
+                                     Status(ErrorCode::kUnavailable, "the restarted log watch failed"));
+                               }
+                               return Status::ok();
+                             },
+                             stop)
+                             .has_value();
+  if (!installed) return;
+  set_log_watch(std::move(watch).value());
+  spdlog::debug("log watch restarted after a step-down from_revision={}", from);
+}
+
+std::optional<Status> ClusterMember::Impl::on_loop_and_wait(std::function<Status(Impl&)> task,
+                                                            const std::stop_token& stop) {
+  auto result = std::make_shared<std::optional<Status>>();
+  on_loop([task = std::move(task), result](Impl& self) {
+    Status st = task(self);
     {
       std::lock_guard lock(self.mu_);
-      *installed = true;
+      *result = std::move(st);
     }
     self.cv_.notify_all();
   });
-  {
-    std::unique_lock lock(mu_);
-    while (!installed->has_value()) {
-      if (stop.stop_requested()) return;
-      cv_.wait_for(lock, std::chrono::milliseconds(20));
-    }
+  std::unique_lock lock(mu_);
+  while (!result->has_value()) {
+    if (stop.stop_requested()) return std::nullopt;
+    cv_.wait_for(lock, std::chrono::milliseconds(20));
   }
-  set_log_watch(std::move(watch).value());
-  spdlog::debug("log watch restarted after a step-down from_revision={}", from);
+  return std::move(**result);
 }
 
 void ClusterMember::Impl::run_catch_up(const std::stop_token& stop) {
@@ -241,26 +255,14 @@ Status ClusterMember::Impl::catch_up_once(int attempt, const std::stop_token& st
   auto watch = start_log_watch(data->revision + 1, generation);
   if (!watch) return watch.status();
   auto shared = std::make_shared<log::EtcdCatchUp>(std::move(data).value());
-  auto result = std::make_shared<std::optional<Status>>();
-  // The watcher outlives the task: this thread waits for its answer, and
-  // the task cannot run after ~Impl (which joins this thread) began.
-  on_loop([shared, w = watch->get(), generation, attempt, result](Impl& self) {
-    Status st = self.apply_catch_up(*shared, *w, generation, attempt);
-    {
-      std::lock_guard lock(self.mu_);
-      *result = std::move(st);
-    }
-    self.cv_.notify_all();
-  });
-  Status outcome;
-  {
-    std::unique_lock lock(mu_);
-    while (!result->has_value()) {
-      if (stop.stop_requested()) return Status(ErrorCode::kUnavailable, "shutting down");
-      cv_.wait_for(lock, std::chrono::milliseconds(20));
-    }
-    outcome = **result;
-  }
+  // The watcher outlives the task (on_loop_and_wait).
+  const std::optional<Status> applied = on_loop_and_wait(
+      [shared, w = watch->get(), generation, attempt](Impl& self) {
+        return self.apply_catch_up(*shared, *w, generation, attempt);
+      },
+      stop);
+  if (!applied) return Status(ErrorCode::kUnavailable, "shutting down");
+  const Status& outcome = *applied;
   if (outcome) {
     set_log_watch(std::move(watch).value());
     log_watch_dropped_ = false;

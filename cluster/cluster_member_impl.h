@@ -36,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -150,6 +151,12 @@ class ClusterMember::Impl {
   // off while etcd is unavailable), then reads the leader.
   void restart_leader_watch(const std::stop_token& stop);
   void run_catch_up(const std::stop_token& stop);
+  // Catch-up thread: runs `task` on the loop thread and waits for its
+  // Status; nullopt when `stop` is requested first. The task then never
+  // runs: only ~Impl requests the stop, on the loop thread, and it ends
+  // with loop_->alive = false. So the task may point at what the waiting
+  // thread owns (a new watcher) for as long as the wait lasts.
+  std::optional<Status> on_loop_and_wait(std::function<Status(Impl&)> task, const std::stop_token& stop);
   // Catch-up thread: read, start the new watch, let the loop thread apply.
   Status catch_up_once(int attempt, const std::stop_token& stop);
 
