@@ -38,6 +38,7 @@ Status validate_config(const ServerConfig& c) {
       {l.max_fence_keys, "--max-fence-keys", "no fenced write could succeed"},
       {c.max_clients, "--max-clients", "every connection would be refused"},
       {c.max_pipeline, "--max-pipeline", "no request would be read"},
+      {c.max_pipeline_bytes, "--max-pipeline-bytes", "no request would be read"},
       {c.node.max_batch_commands, "--max-batch-commands", "nothing could be committed"},
       {c.node.max_pending_proposals, "--max-pending-proposals", "every write would be refused"},
   };

@@ -33,8 +33,13 @@ struct ServerConfig {
   // Requests parsed but not yet answered per connection; beyond it the server
   // stops reading that socket until replies drain (TCP back-pressure).
   std::size_t max_pipeline = 1024;
+  // Argument bytes of those requests per connection; reading pauses the same
+  // way once they reach it (one request is always accepted, so a connection
+  // holds at most this plus --proto-max-request-bytes).
+  std::size_t max_pipeline_bytes = 16u << 20;
   // A connection that has not completed a command within this long after
-  // connecting, or holds a partial frame this long, is closed. 0 disables.
+  // connecting, or whose partial request started this long ago, is closed.
+  // 0 disables.
   std::chrono::milliseconds idle_timeout{30'000};
   // Loop time per turn for serving reads (parsing, starting requests and
   // writing the replies ready at once; applying commits has its own budget,

@@ -45,7 +45,8 @@ void Responder::finish(std::string bytes) {
 
 Connection::Connection(Server& server, std::uint64_t id, std::shared_ptr<TlsContext> tls)
     : server_(server), id_(id), parser_(resp::Parser::Mode::kRequest, server.config().protocol),
-      last_progress_(Clock::now()) {
+      connected_at_(Clock::now()),
+      request_started_(connected_at_) {
   tcp_.data = this;
   if (tls) tls_ = std::make_unique<TlsStream>(tls);
 }
@@ -78,8 +79,23 @@ bool Connection::blocked() const {
 bool Connection::idle_expired(Clock::time_point now, std::chrono::milliseconds timeout) const {
   if (timeout.count() <= 0 || closed_) return false;
   const bool partial = rbuf_.size() > rpos_ || parser_.mid_frame();
-  if (!partial && ever_completed_) return false;
-  return now - last_progress_ > timeout;
+  if (partial) {
+    // Bytes this server stopped reading (a full pipeline, the read budget)
+    // wait on the server, not on the client.
+    if (stop_parsing_ || awaiting_budget_ || !room_to_queue()) return false;
+    return now - request_started_ > timeout;
+  }
+  return !ever_completed_ && now - connected_at_ > timeout;
+}
+
+bool Connection::room_to_queue() const {
+  const ServerConfig& cfg = server_.config();
+  return queue_.size() < cfg.max_pipeline && queued_bytes_ < cfg.max_pipeline_bytes;
+}
+
+void Connection::erase_queued(std::size_t from) {
+  for (std::size_t i = from; i < queue_.size(); ++i) queued_bytes_ -= queue_[i].bytes;
+  queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(from), queue_.end());
 }
 
 void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
@@ -90,7 +106,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   }
   if (nread == 0) return;
   server_.count_read();
-  if (!ever_completed_ && rbuf_.size() == rpos_ && !parser_.mid_frame()) last_progress_ = Clock::now();
+  if (rbuf_.size() == rpos_ && !parser_.mid_frame()) request_started_ = Clock::now();  // a new request begins
   if (tls_) {
     if (!tls_input(std::string_view(buf->base, static_cast<std::size_t>(nread)))) return;
   } else {
@@ -123,11 +139,9 @@ void Connection::resume_parsing() {
 }
 
 void Connection::parse_available() {
-  const ServerConfig& cfg = server_.config();
   const ReadBudget::Meter meter(server_.read_budget());  // charged once when nested
   std::size_t parsed_here = 0;
-  while (!stop_parsing_ && !closed_ && !awaiting_budget_ && queue_.size() < cfg.max_pipeline &&
-         rpos_ < rbuf_.size()) {
+  while (!stop_parsing_ && !closed_ && !awaiting_budget_ && room_to_queue() && rpos_ < rbuf_.size()) {
     // At least one request per call (progress), then only within this turn's budget.
     if (parsed_here != 0 && server_.read_budget().spent() && wait_for_budget()) break;
     ++parsed_here;
@@ -147,7 +161,7 @@ void Connection::parse_available() {
       break;
     }
     ever_completed_ = true;
-    last_progress_ = Clock::now();
+    request_started_ = Clock::now();  // what follows in rbuf_ started no earlier
     ++requests_parsed_;
     enqueue(std::move(o.value));
   }
@@ -173,7 +187,10 @@ void Connection::enqueue_done(std::string bytes) {
 void Connection::enqueue(resp::Value request) {
   Pending p;
   p.args.reserve(request.elements.size());
-  for (auto& e : request.elements) p.args.push_back(std::move(e.str));
+  for (auto& e : request.elements) {
+    p.bytes += e.str.size();
+    p.args.push_back(std::move(e.str));
+  }
   p.spec = CommandTable::instance().find(p.args[0]);
   std::string err;
   if (p.spec == nullptr) {
@@ -191,6 +208,7 @@ void Connection::enqueue(resp::Value request) {
   p.write = (p.spec->flags & kWrite) != 0;
   p.pipelinable = p.write && !p.blocking;
   p.slot = std::make_shared<ReplySlot>();
+  queued_bytes_ += p.bytes;
   queue_.push_back(std::move(p));
 }
 
@@ -228,8 +246,7 @@ void Connection::pump() {
     repump_ = false;
     run_ready();
     if (closed_) break;
-    if (!stop_parsing_ && !awaiting_budget_ && queue_.size() < server_.config().max_pipeline &&
-        rbuf_.size() > rpos_) {
+    if (!stop_parsing_ && !awaiting_budget_ && room_to_queue() && rbuf_.size() > rpos_) {
       const std::uint64_t before = requests_parsed_;
       parse_available();
       if (requests_parsed_ != before) repump_ = true;
@@ -244,6 +261,7 @@ void Connection::pump() {
 void Connection::run_ready() {
   while (!queue_.empty() && queue_.front().slot->done) {
     append_output(queue_.front().slot->bytes);
+    queued_bytes_ -= queue_.front().bytes;
     queue_.pop_front();
     if (closed_) return;
   }
@@ -263,7 +281,7 @@ void Connection::run_ready() {
       if (quit_requested_) {
         // QUIT: nothing behind it runs.
         quit_requested_ = false;
-        queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i) + 1, queue_.end());
+        erase_queued(i + 1);
         stop_parsing_ = true;
       }
     }
@@ -320,7 +338,7 @@ bool Connection::tls_input(std::string_view cipher) {
     spdlog::warn("client TLS error id={} peer={} error=\"{}\"", id_, peer_, st.message());
     stop_parsing_ = true;
     close_after_flush_ = true;
-    queue_.clear();
+    erase_queued(0);
     rbuf_.clear();
     rpos_ = 0;
   }
@@ -399,7 +417,7 @@ void Connection::on_write(uv_write_t* req, int status) {
 
 void Connection::update_reading() {
   if (closed_) return;
-  const bool want = !stop_parsing_ && !awaiting_budget_ && queue_.size() < server_.config().max_pipeline;
+  const bool want = !stop_parsing_ && !awaiting_budget_ && room_to_queue();
   auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
   if (want && !reading_) {
     const int rc = uv_read_start(

@@ -14,7 +14,8 @@
 // Fairness: a turn of the loop parses requests only for its read budget
 // (server/read_budget.h); a connection read after that keeps its bytes,
 // stops reading and is resumed in a later turn, in arrival order.
-// Limits: at most max_pipeline queued requests (then reading pauses), at
+// Limits: at most max_pipeline queued requests, and argument bytes of queued
+// requests up to max_pipeline_bytes (then reading pauses), at
 // most max_output_bytes of unsent output (then the client is disconnected),
 // a framing error is answered with "-ERR Protocol error: ..." and the
 // connection is closed after that reply.
@@ -106,8 +107,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const std::set<core::SessionId>& watched_const() const { return watched_; }
   std::set<std::pair<std::string, core::SessionId>>& waits() { return waits_; }
 
-  // True when the connection has held a partial frame, or never completed a
-  // command, for longer than `timeout` (see ServerConfig::idle_timeout).
+  // True when the connection's partial request started, or (with no partial
+  // request) the connection never completed a command since it connected,
+  // longer than `timeout` ago (ServerConfig::idle_timeout). Bytes that
+  // complete nothing (empty lines, `*0`, a TLS handshake) do not count.
   bool idle_expired(Clock::time_point now, std::chrono::milliseconds timeout) const;
   std::size_t queued() const { return queue_.size(); }
   std::size_t output_bytes() const { return wbuf_.size() + tls_out_.size() + inflight_bytes_; }
@@ -131,7 +134,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool write = false;        // kWrite: may start behind uncommitted writes
     bool pipelinable = false;  // a non-blocking write (later writes may start behind it)
     bool blocking = false;
+    std::size_t bytes = 0;     // the arguments' bytes (counted in queued_bytes_)
   };
+  // Room to parse one more request: under max_pipeline and max_pipeline_bytes.
+  bool room_to_queue() const;
+  // Removes queue_[from..] and their bytes from queued_bytes_.
+  void erase_queued(std::size_t from);
 
   // Parses buffered requests: at least one, then while this turn's read
   // budget lasts (the rest waits for a later turn: wait_for_budget()).
@@ -191,7 +199,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool stale_reads_ = false;
   std::string user_;
   unsigned auth_failures_ = 0;
-  Clock::time_point last_progress_;
+  Clock::time_point connected_at_;
+  Clock::time_point request_started_;  // first byte of the current partial request
+  std::size_t queued_bytes_ = 0;       // Pending::bytes of queue_
 
   std::set<core::SessionId> watched_;
   std::set<std::pair<std::string, core::SessionId>> waits_;

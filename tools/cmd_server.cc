@@ -267,7 +267,8 @@ void register_server(CLI::App& app) {
   cmd->add_option("--max-clients", c.max_clients, "Connected clients; more are refused")->group(proto)->capture_default_str();
   cmd->add_option("--max-output-bytes", c.max_output_bytes, "Unsent reply bytes per client before it is disconnected")->group(proto)->capture_default_str();
   cmd->add_option("--max-pipeline", c.max_pipeline, "Unanswered requests per client before reading pauses")->group(proto)->capture_default_str();
-  cmd->add_option("--idle-timeout-ms", flags->idle_timeout_ms, "Close clients that send no complete command (or hold a partial one) this long; 0 = never")->group(proto)->capture_default_str();
+  cmd->add_option("--max-pipeline-bytes", c.max_pipeline_bytes, "Argument bytes of unanswered requests per client before reading pauses")->group(proto)->capture_default_str();
+  cmd->add_option("--idle-timeout-ms", flags->idle_timeout_ms, "Close clients that send no complete command this long after connecting, or whose partial command started this long ago; 0 = never")->group(proto)->capture_default_str();
   cmd->add_option("--read-budget-us", flags->read_budget_us, "Loop time per turn for parsing and starting requests; clients read after it wait for a later turn, in arrival order (0 = no limit)")->group(proto)->capture_default_str()->check(CLI::Range(0, 1'000'000));
 
   auto* node = "Log, batching and snapshots";

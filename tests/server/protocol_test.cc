@@ -94,6 +94,83 @@ TEST_F(Protocol, IdleAndPartialClientsAreClosed) {
   EXPECT_EQ(active.call({"PING"}).str, "PONG") << "an idle client between commands is kept";
 }
 
+// The idle timeout times a partial request from its first byte: a pooled
+// client that was idle between commands for longer than the timeout may
+// still send its next command in pieces.
+TEST_F(Protocol, APartialRequestIsTimedFromItsFirstByteNotFromTheLastCommand) {
+  start({"--idle-timeout-ms", "3000"});
+  RespClient c = server_.client();
+  EXPECT_EQ(c.call({"PING"}).str, "PONG");
+  std::this_thread::sleep_for(3500ms);  // idle between commands: allowed, and longer than the timeout
+  ASSERT_TRUE(c.send_raw("*2\r\n$4\r\nECHO\r\n"));
+  // The second piece comes later, after at least one of the server's idle
+  // sweeps (every 500 ms) saw the partial request.
+  std::this_thread::sleep_for(800ms);
+  ASSERT_TRUE(c.send_raw("$2\r\nhi\r\n"));
+  auto r = c.read();
+  ASSERT_TRUE(r) << r.status().to_string() << " (closed by the idle timeout?)";
+  EXPECT_EQ(*r, Value::bulk("hi"));
+}
+
+// Bytes that complete no command (empty lines) do not keep a client that
+// never sent a command alive past the timeout.
+TEST_F(Protocol, EmptyLinesDoNotKeepAClientWithoutCommandsAlive) {
+  start({"--idle-timeout-ms", "500"});
+  RespClient c = server_.client();
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  bool closed = false;
+  while (!closed && std::chrono::steady_clock::now() < give_up) {
+    // A failed send: the server closed it between checks. wait_closed is
+    // also the pace: one empty line per 200 ms.
+    closed = !c.send_raw("\r\n") || c.wait_closed(200ms);
+  }
+  EXPECT_TRUE(closed) << "still open after 10 s of empty lines";
+  RespClient other = server_.client();
+  EXPECT_EQ(other.call({"PING"}).str, "PONG");
+}
+
+// Requests queued behind a blocked one are bounded in bytes, not only in
+// number: the server stops reading the socket (TCP back-pressure), and
+// reads on once the queue drains. Before, 1,024 requests of up to 64 MiB
+// each could wait in memory.
+TEST_F(Protocol, QueuedRequestBytesAreBoundedByBackPressure) {
+  start({"--max-pipeline-bytes", "1048576", "--max-output-bytes", "134217728"});
+  RespClient a = server_.client();
+  const std::string sa = std::to_string(a.call({"SESSION.OPEN", "60000"}).integer);
+  const resp::Value token = a.call({"LOCK.ACQUIRE", "L", sa});
+  ASSERT_EQ(token.type, Type::kInteger);
+  RespClient b = server_.client();
+  const std::string sb = std::to_string(b.call({"SESSION.OPEN", "60000"}).integer);
+  // A blocked acquire, then 128 requests of 256 KiB each (32 MiB).
+  std::string bytes;
+  const std::string arg(256u << 10, 'x');
+  const std::vector<std::string_view> blocked = {"LOCK.ACQUIRE", "L", sb, "WAIT", "0"};
+  resp::append_command(bytes, std::span<const std::string_view>(blocked));
+  constexpr int kEchoes = 128;
+  for (int i = 0; i < kEchoes; ++i) {
+    const std::vector<std::string_view> echo = {"ECHO", arg};
+    resp::append_command(bytes, std::span<const std::string_view>(echo));
+  }
+  auto sent = b.send_until_stalled(bytes, 2s);
+  ASSERT_TRUE(sent) << sent.status().to_string();
+  // 1 MiB queued + one request + the read buffer + both sockets' buffers.
+  EXPECT_LT(*sent, 16u << 20) << "the server kept reading past --max-pipeline-bytes";
+  EXPECT_EQ(a.call({"PING"}).str, "PONG");
+  // The holder releases: the acquire is granted, the queue drains, and the
+  // server reads the rest.
+  EXPECT_EQ(a.call({"LOCK.RELEASE", "L", sa, std::to_string(token.integer)}).type, Type::kSimpleString);
+  ASSERT_TRUE(b.send_raw(std::string_view(bytes).substr(*sent)));
+  auto granted = b.read(30s);
+  ASSERT_TRUE(granted) << granted.status().to_string();
+  EXPECT_EQ(granted->type, Type::kInteger);
+  for (int i = 0; i < kEchoes; ++i) {
+    auto echoed = b.read(30s);
+    ASSERT_TRUE(echoed) << i << ": " << echoed.status().to_string();
+    ASSERT_EQ(echoed->str.size(), arg.size()) << i;
+  }
+  EXPECT_EQ(b.call({"PING"}).str, "PONG");
+}
+
 TEST_F(Protocol, MaxClients) {
   start({"--max-clients", "2"});
   RespClient a = server_.client();

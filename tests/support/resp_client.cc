@@ -74,6 +74,25 @@ Status RespClient::send_raw(std::string_view bytes) {
   return Status::ok();
 }
 
+Result<std::size_t> RespClient::send_until_stalled(std::string_view bytes, std::chrono::milliseconds stall) {
+  if (fd_ < 0) return Status(ErrorCode::kIoError, "closed");
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return Status(ErrorCode::kIoError, std::strerror(errno));
+    pollfd p{fd_, POLLOUT, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(stall.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;  // nothing could be sent for `stall`
+  }
+  return sent;
+}
+
 Status RespClient::send(std::initializer_list<std::string_view> args) {
   std::string out;
   resp::append_command(out, args);

@@ -38,6 +38,11 @@ class RespClient {
   Status send(const std::vector<std::string>& args);
   // Sends raw bytes as they are.
   Status send_raw(std::string_view bytes);
+  // Sends as much of `bytes` as the peer takes, without blocking: stops when
+  // no byte could be sent for `stall` (the peer stopped reading and the
+  // socket buffers are full) or all was sent. Value: the bytes sent; errors
+  // as send_raw.
+  Result<std::size_t> send_until_stalled(std::string_view bytes, std::chrono::milliseconds stall);
   // The next frame (a reply or a push), waiting at most `timeout`.
   Result<resp::Value> read(std::chrono::milliseconds timeout = std::chrono::seconds(5));
   // send + read. A transport failure becomes an error Value "IO <status>".
