@@ -120,6 +120,8 @@ void add_auth_commands(std::vector<CommandSpec>& out);
 std::string acl_category_name(AclCategory category);
 
 // COMMAND, COMMAND COUNT, COMMAND DOCS [name...], COMMAND INFO [name...], COMMAND LIST.
+// DOCS and INFO answer each named command once, in the order first named
+// (unknown names are skipped), so a reply is never larger than the table's.
 void write_command_reply(const CommandTable& table, const std::vector<std::string>& args,
                          resp::Writer& w);
 
