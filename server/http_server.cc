@@ -143,10 +143,18 @@ void HttpServer::on_connection(int status) {
       &c->timer,
       [](uv_timer_t* t) {
         auto* conn = static_cast<Conn*>(t->data);
-        if (conn->answered) return;
+        if (conn->answered) {
+          // The response was not taken within request_timeout (a client
+          // that does not read): the slot is freed.
+          spdlog::info("http response not read in time, closing");
+          conn->server->close_conn(conn);
+          return;
+        }
         conn->server->respond(conn, HttpResponse::text(408, "request timeout\n"), false);
       },
-      static_cast<std::uint64_t>(options_.request_timeout.count()), 0);
+      // Repeating: respond() restarts it (uv_timer_again) to bound the write.
+      static_cast<std::uint64_t>(options_.request_timeout.count()),
+      static_cast<std::uint64_t>(options_.request_timeout.count()));
   uv_read_start(
       reinterpret_cast<uv_stream_t*>(&c->tcp),
       [](uv_handle_t*, std::size_t, uv_buf_t* buf) {
@@ -187,7 +195,9 @@ void HttpServer::on_read(Conn* c, ssize_t nread, const uv_buf_t* buf) {
 void HttpServer::respond(Conn* c, const HttpResponse& response, bool head_only) {
   if (c->answered || c->closing) return;
   c->answered = true;
-  uv_timer_stop(&c->timer);
+  // From here the timer bounds the write: a client must take its response
+  // within request_timeout too (the timer's callback closes it then).
+  uv_timer_again(&c->timer);
   c->out = serialize_response(response, head_only);
   uv_buf_t b = uv_buf_init(c->out.data(), static_cast<unsigned int>(c->out.size()));
   c->write_req.data = c;

@@ -3,7 +3,9 @@
 // and HEAD only, answered by a handler on the loop thread.
 //
 // Limits: at most max_connections open at once (more are closed at once); a
-// request must arrive whole within request_timeout; the head is bounded by
+// request must arrive whole within request_timeout, and its response be
+// taken within request_timeout after it is answered (a client that does not
+// read is closed then); the head is bounded by
 // HttpLimits (server/http_request.h, which also lists the 400/413/431/505
 // answers). The handler's response is written and the connection closed.
 //
