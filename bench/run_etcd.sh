@@ -9,8 +9,9 @@
 #     standby only follows the log and answers clients with -REDIRECT
 # Targets per etcd size N: lh-etcdN (leasehold, plain client), lh-etcdNp
 # (the same node, pipelined client: RELEASE + next ACQUIRE in one write),
-# etcd-mutexN (etcd's lock recipe) and etcd-txnN (no lock: one fenced etcd
-# write per cycle, the floor of any durable hand-off chain).
+# etcd-mutexN (etcd's lock recipe), etcd-txnN (no lock: one fenced etcd
+# write per cycle, the floor of any durable hand-off chain) and
+# etcd-logtxnN (no lock: one write shaped like leasehold's log append).
 # runs build/bench/leasehold_loadbench against both systems on both etcds
 # (W1, W2 at C = 1, 8, 32, 128; etcd's mutex through our C++ gRPC client),
 # prints the ceiling line (fdatasync p50 in etcd's data dir filesystem, PING
@@ -174,9 +175,12 @@ for n in ${ETCD_SIZES:-1 3}; do
   targets+=(--target "lh-etcd$n=leasehold:127.0.0.1:$port"
             --target "lh-etcd${n}p=leasehold-pipelined:127.0.0.1:$port"
             --target "etcd-mutex$n=etcd-mutex:$etcd_urls"
-            --target "etcd-txn$n=etcd-txn:$etcd_urls")
+            --target "etcd-txn$n=etcd-txn:$etcd_urls"
+            --target "etcd-logtxn$n=etcd-logtxn:$etcd_urls")
   # etcd-txn: no lock, one fenced etcd write per cycle: the ceiling of any
-  # chain of durable hand-offs on this etcd (bench/load/etcd_txn_client.h).
+  # chain of durable hand-offs on this etcd. etcd-logtxn: the same with a
+  # write shaped like leasehold's log append; its C=1 rate gives the
+  # "limit:" line under the W2 goal (bench/load/etcd_txn_client.h).
   ratios+=(--ratio "lh-etcd$n/etcd-mutex$n" --ratio "lh-etcd${n}p/etcd-mutex$n"
            --ratio "lh-etcd${n}p/etcd-txn$n")
 done

@@ -1,5 +1,6 @@
 #include "bench/load/etcd_txn_client.h"
 
+#include <cstdio>
 #include <thread>
 #include <utility>
 
@@ -11,11 +12,12 @@ namespace {
 class EtcdTxnClient final : public LockClient {
  public:
   EtcdTxnClient(std::unique_ptr<etcd::Client> client, std::string prefix, int index,
-                std::chrono::milliseconds io_timeout)
+                std::chrono::milliseconds io_timeout, EtcdTxnShape shape)
       : client_(std::move(client)),
         fence_key_(prefix + "/fence"),
         key_(prefix + "/c" + std::to_string(index)),
-        io_timeout_(io_timeout) {}
+        io_timeout_(io_timeout),
+        shape_(shape) {}
 
   // The first call opens the client's connection; with many clients on a
   // loaded machine the attempt can time out before etcd answers (gRPC
@@ -33,16 +35,26 @@ class EtcdTxnClient final : public LockClient {
 
   Result<bool> step(Clock::time_point /*give_up*/) override {
     mark_acquire_sent();
-    auto r = client_->txn({etcd::Compare::create_revision(fence_key_, etcd::Compare::Op::kEqual, 0)},
-                          {etcd::TxnOp::put(key_, "0123456789abcdef")}, {});
+    const auto fence = etcd::Compare::create_revision(fence_key_, etcd::Compare::Op::kEqual, 0);
+    Result<etcd::TxnResult> r = Status(ErrorCode::kInternal, "no txn sent");
+    if (shape_ == EtcdTxnShape::kFloor) {
+      r = client_->txn({fence}, {etcd::TxnOp::put(key_, "0123456789abcdef")}, {});
+    } else {
+      char digits[24];
+      std::snprintf(digits, sizeof digits, "%020llu", ++appended_);
+      const std::string key = key_ + "/" + digits;
+      r = client_->txn({fence, etcd::Compare::create_revision(key, etcd::Compare::Op::kEqual, 0)},
+                       {etcd::TxnOp::put(key, std::string(kLogValueBytes, 'v'))}, {etcd::TxnOp::get(key)});
+    }
     if (!r) return r.status();
-    if (!r->succeeded) return Status(ErrorCode::kInternal, "txn compare on " + fence_key_ + " failed");
+    if (!r->succeeded) return Status(ErrorCode::kInternal, "txn compare under " + key_ + " failed");
     mark_granted();  // no lock: the "acquire latency" is one fenced write
     return true;
   }
 
   Status finish() override {
-    auto r = client_->delete_range(key_);
+    auto r = shape_ == EtcdTxnShape::kFloor ? client_->delete_range(key_)
+                                            : client_->delete_range(key_ + "/", etcd::prefix_end(key_ + "/"));
     return r ? Status::ok() : r.status();
   }
 
@@ -51,18 +63,22 @@ class EtcdTxnClient final : public LockClient {
   std::string fence_key_;
   std::string key_;
   std::chrono::milliseconds io_timeout_;
+  EtcdTxnShape shape_;
+  unsigned long long appended_ = 0;  // kLogAppend: the last key's number
+  static constexpr std::size_t kLogValueBytes = 80;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<LockClient>> make_etcd_txn_client(const std::string& endpoints, std::string prefix,
-                                                        int index, std::chrono::milliseconds io_timeout) {
+                                                        int index, std::chrono::milliseconds io_timeout,
+                                                        EtcdTxnShape shape) {
   etcd::ClientOptions options;
   options.endpoints = endpoints;
   options.call_timeout = io_timeout;
   auto client = etcd::Client::create(options);
   if (!client) return client.status();
-  return std::unique_ptr<LockClient>(std::make_unique<EtcdTxnClient>(std::move(client).value(), std::move(prefix), index, io_timeout));
+  return std::unique_ptr<LockClient>(std::make_unique<EtcdTxnClient>(std::move(client).value(), std::move(prefix), index, io_timeout, shape));
 }
 
 }  // namespace leasehold::bench

@@ -56,8 +56,9 @@ Result<std::unique_ptr<LockClient>> make_client(const CellOptions& o, int index)
   if (o.system == System::kEtcdMutex) {
     return make_etcd_mutex_client(o.etcd_endpoints, "/" + name, o.lease_ms, o.io_timeout);
   }
-  if (o.system == System::kEtcdTxn) {
-    return make_etcd_txn_client(o.etcd_endpoints, "/" + name, index, o.io_timeout);
+  if (o.system == System::kEtcdTxn || o.system == System::kEtcdLogTxn) {
+    return make_etcd_txn_client(o.etcd_endpoints, "/" + name, index, o.io_timeout,
+                                o.system == System::kEtcdTxn ? EtcdTxnShape::kFloor : EtcdTxnShape::kLogAppend);
   }
   auto conn = RespConnection::connect(o.endpoint, o.io_timeout);
   if (!conn) return conn.status();

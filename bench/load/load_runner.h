@@ -34,16 +34,17 @@
 
 namespace leasehold::bench {
 
-// kEtcdTxn is no lock: one fenced etcd write per step, the write floor
+// kEtcdTxn and kEtcdLogTxn are no lock: one fenced etcd write per step, the
+// write floor and a write shaped like leasehold's log append
 // (etcd_txn_client.h).
-enum class System : std::uint8_t { kLeasehold, kRedis, kZookeeper, kEtcdMutex, kEtcdTxn };
+enum class System : std::uint8_t { kLeasehold, kRedis, kZookeeper, kEtcdMutex, kEtcdTxn, kEtcdLogTxn };
 enum class Workload : std::uint8_t { kOwnLock, kOneLock };
 
 struct CellOptions {
   System system = System::kRedis;
   Workload workload = Workload::kOwnLock;
   Endpoint endpoint;              // RESP and ZooKeeper targets
-  std::string etcd_endpoints;     // kEtcdMutex, kEtcdTxn: "http://127.0.0.1:2379,..."
+  std::string etcd_endpoints;     // kEtcdMutex, kEtcdTxn, kEtcdLogTxn: "http://127.0.0.1:2379,..."
   // kLeasehold: send each RELEASE with the next ACQUIRE in one write
   // (LeaseholdLockClient's pipelined mode).
   bool pipeline = false;

@@ -39,8 +39,9 @@ bool add_target(SuiteOptions& o, const std::string& name, System system,
 
 // --target NAME=KIND:ADDRESS, KIND one of leasehold, leasehold-pipelined
 // (RELEASE sent together with the next ACQUIRE), redis, zookeeper
-// (ADDRESS host:port) or etcd-mutex / etcd-txn (ADDRESS: etcd client URLs,
-// commas; etcd-txn is the write floor, no lock: etcd_txn_client.h).
+// (ADDRESS host:port) or etcd-mutex / etcd-txn / etcd-logtxn (ADDRESS: etcd
+// client URLs, commas; etcd-txn is the write floor and etcd-logtxn a write
+// shaped like leasehold's log append, no lock: etcd_txn_client.h).
 bool add_named_target(SuiteOptions& o, const std::string& spec) {
   auto fail = [&](const std::string& why) {
     std::cerr << "leasehold_loadbench: --target '" << spec << "': " << why << '\n';
@@ -56,10 +57,12 @@ bool add_named_target(SuiteOptions& o, const std::string& spec) {
   for (const auto& t : o.targets) {
     if (t.name == name) return fail("duplicate target name");
   }
-  if (kind == "etcd-mutex" || kind == "etcd-txn") {
+  if (kind == "etcd-mutex" || kind == "etcd-txn" || kind == "etcd-logtxn") {
     if (address.empty()) return fail("no etcd endpoints");
-    o.targets.push_back(
-        Target{name, kind == "etcd-mutex" ? System::kEtcdMutex : System::kEtcdTxn, {}, address, false});
+    const System system = kind == "etcd-mutex" ? System::kEtcdMutex
+                          : kind == "etcd-txn" ? System::kEtcdTxn
+                                               : System::kEtcdLogTxn;
+    o.targets.push_back(Target{name, system, {}, address, false});
     return true;
   }
   System system;
@@ -68,7 +71,7 @@ bool add_named_target(SuiteOptions& o, const std::string& spec) {
   else if (kind == "leasehold-pipelined") system = System::kLeasehold, pipeline = true;
   else if (kind == "redis") system = System::kRedis;
   else if (kind == "zookeeper") system = System::kZookeeper;
-  else return fail("unknown kind '" + kind + "' (leasehold, leasehold-pipelined, redis, zookeeper, etcd-mutex, etcd-txn)");
+  else return fail("unknown kind '" + kind + "' (leasehold, leasehold-pipelined, redis, zookeeper, etcd-mutex, etcd-txn, etcd-logtxn)");
   auto endpoint = Endpoint::parse(address);
   if (!endpoint) return fail(endpoint.status().message());
   o.targets.push_back(Target{name, system, endpoint.value(), {}, pipeline});
@@ -125,7 +128,8 @@ int main(int argc, char** argv) {
                  "ZooKeeper host:port (W1, W2 with the lock recipe; not W3)");
   app.add_option("--target", named_targets,
                  "NAME=KIND:ADDRESS, repeatable; KIND leasehold|leasehold-pipelined|redis|zookeeper (host:port) or "
-                 "etcd-mutex|etcd-txn (etcd client URLs, comma-separated; etcd-txn: one fenced write per cycle, the floor)");
+                 "etcd-mutex|etcd-txn|etcd-logtxn (etcd client URLs, comma-separated; etcd-txn: one fenced write per "
+                 "cycle, the floor; etcd-logtxn: one write shaped like leasehold's log append)");
   app.add_option("--ratio", ratio_specs,
                  "NUM/DEN: an extra ratio column of two target names, repeatable; an "
                  "etcd-mutex denominator also gets the etcd goals");
@@ -196,7 +200,9 @@ int main(int argc, char** argv) {
       if (t.name == ratios.back().denominator && t.system == System::kEtcdMutex) {
         etcd_pairs.push_back(ratios.back());
         for (const auto& f : o.targets) {
-          if (f.system == System::kEtcdTxn && f.etcd_endpoints == t.etcd_endpoints) etcd_pairs.back().floor = f.name;
+          if (f.etcd_endpoints != t.etcd_endpoints) continue;
+          if (f.system == System::kEtcdTxn) etcd_pairs.back().floor = f.name;
+          if (f.system == System::kEtcdLogTxn) etcd_pairs.back().log_floor = f.name;
         }
       }
     }

@@ -385,6 +385,27 @@ const Measurement* floor_cell(const std::vector<Row>& rows, const std::string& f
   return nullptr;
 }
 
+// What the W2 goal leaves a hand-off besides its log write. The goal's
+// reference (`floor`) is etcd's cheapest fenced write; leasehold's log
+// append (`log_floor`, the same etcd, C=1) is a bigger txn. One hand-off
+// is one append plus everything else on its path: the grant's reply, the
+// client's release, the node's parse, apply and thread hops. At 0.8x of the
+// floor's rate a hand-off may take 1 / (0.8 x floor) in all; minus one
+// append, that is the budget of everything else.
+std::string etcd_log_append_limit_line(const RatioPair& pair, const Measurement& floor, const Measurement& log_floor) {
+  const double goal_per_s = 0.8 * floor.ops_per_s;
+  const double hand_off_ms = 1000.0 / goal_per_s;
+  const double append_ms = 1000.0 / log_floor.ops_per_s;
+  const double rest_ms = hand_off_ms - append_ms;
+  return "  limit: one log append alone (" + pair.log_floor + " at C=1, a txn shaped like leasehold's) " +
+         fmt("%.0f", log_floor.ops_per_s) + " appends/s, " + fmt("%.2fx", log_floor.ops_per_s / floor.ops_per_s) +
+         " of " + pair.floor + "; at the goal's " + fmt("%.0f", goal_per_s) + " grants/s a hand-off has " +
+         fmt("%.3f", hand_off_ms) + " ms, " + fmt("%.3f", append_ms) + " of them the append" +
+         (rest_ms > 0 ? ", leaving " + fmt("%.3f", rest_ms) +
+                            " ms for the rest of its path (reply, client, node)\n"
+                      : " -> the goal is beyond one log append per hand-off on this etcd\n");
+}
+
 std::string format_etcd_goals(const std::vector<Row>& rows, const std::vector<RatioPair>& pairs) {
   std::ostringstream out;
   int top = goal_clients(rows);
@@ -412,6 +433,8 @@ std::string format_etcd_goals(const std::vector<Row>& rows, const std::vector<Ra
     if (floor && floor->ops_per_s > 0) {
       out << goal_line("W2 " + pair.numerator + " >= 0.8x " + pair.floor + " at C=1 (etcd's sequential write rate)",
                        a2->ops_per_s, floor->ops_per_s, 0.8, "grants/s");
+      const Measurement* log_floor = pair.log_floor.empty() ? nullptr : floor_cell(rows, pair.log_floor);
+      if (log_floor && log_floor->ops_per_s > 0) out << etcd_log_append_limit_line(pair, *floor, *log_floor);
     } else if (!pair.floor.empty()) {
       out << "  W2 " << pair.numerator << " >= 0.8x " << pair.floor << " at C=1: n/a\n";
     }

@@ -26,6 +26,10 @@ struct RatioPair {
   // W2 rate (sequential fenced writes/s) is the ceiling of one durable
   // hand-off per grant, printed next to the W2 goal.
   std::string floor{};
+  // Optional (etcd goals only, with `floor`): an etcd-logtxn target on the
+  // same etcd; its C=1 W2 rate (sequential writes shaped like leasehold's
+  // log append) gives a "limit:" line under the W2 goal.
+  std::string log_floor{};
 };
 
 // `ratios`: extra ratio columns after the automatic "lh/<t>" ones.

@@ -51,7 +51,7 @@ void report(const SuiteOptions& o, const Row& row, const std::string& target,
 // Systems whose W2 clients wait in a server-side queue (no retry delay).
 bool queues(const Target& t) {
   return t.system == System::kLeasehold || t.system == System::kZookeeper ||
-         t.system == System::kEtcdMutex || t.system == System::kEtcdTxn;
+         t.system == System::kEtcdMutex || t.system == System::kEtcdTxn || t.system == System::kEtcdLogTxn;
 }
 
 // Systems that speak the Redis protocol (W3 runs redis-benchmark on them).

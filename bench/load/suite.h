@@ -32,8 +32,8 @@ namespace leasehold::bench {
 struct Target {
   std::string name;  // "leasehold", "redis-always", "redis-default", "zookeeper", ...
   System system = System::kRedis;
-  Endpoint endpoint;           // every system but kEtcdMutex and kEtcdTxn
-  std::string etcd_endpoints;  // kEtcdMutex, kEtcdTxn: etcd client URLs, comma-separated
+  Endpoint endpoint;           // every system but the etcd ones
+  std::string etcd_endpoints;  // kEtcdMutex, kEtcdTxn, kEtcdLogTxn: etcd client URLs, comma-separated
   bool pipeline = false;       // kLeasehold: the pipelined client (kind leasehold-pipelined)
 };
 

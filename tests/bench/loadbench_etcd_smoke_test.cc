@@ -4,6 +4,7 @@
 // cell (each client its own lock) complete cycles without errors, every W2
 // client gets grants, and no lock key is left behind (every cycle unlocked,
 // the waiters at the window's end drained). Not a performance test: no rate is judged.
+// Also the write-floor clients (etcd-txn, etcd-logtxn): they write and clean up.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -72,6 +73,19 @@ TEST(LoadBenchEtcdSmoke, EtcdTxnFloorCellWritesAndCleansUp) {
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_GT(r.min_per_client(), 0u);
   EXPECT_EQ(keys_left(**etcd, "floor"), 0u);
+}
+
+// The log-shaped client: a new key per write under its own prefix, and
+// finish() deletes all of them.
+TEST(LoadBenchEtcdSmoke, EtcdLogTxnCellWritesNewKeysAndCleansUp) {
+  auto etcd = EtcdCluster::start();
+  ASSERT_TRUE(etcd.is_ok()) << etcd.status().to_string();
+  bench::CellOptions o = etcd_cell(**etcd, bench::Workload::kOneLock, "logtxn");
+  o.system = bench::System::kEtcdLogTxn;
+  bench::CellResult r = bench::run_cell(o);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_GT(r.min_per_client(), 1u) << "every client wrote more than one key";
+  EXPECT_EQ(keys_left(**etcd, "logtxn"), 0u);
 }
 
 TEST(LoadBenchEtcdSmoke, UnreachableEtcdIsReportedNotHung) {

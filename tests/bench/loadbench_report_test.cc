@@ -288,5 +288,31 @@ TEST(LoadBenchReport, EtcdW2GoalIsAgainstTheWriteFloor) {
   EXPECT_EQ(goals.find("etcd-txn"), std::string::npos) << goals;
 }
 
+// The limit line under the etcd W2 goal: what one log-shaped append leaves
+// the rest of a hand-off at the goal's rate.
+TEST(LoadBenchReport, EtcdW2LimitLineGivesTheHandOffBudgetBesideOneAppend) {
+  auto rows = etcd_rows();
+  rows.push_back(Row{"W2",
+                     1,
+                     {{"etcd-txn1", meas(2500, true, 2500, 2500, "")},
+                      {"etcd-logtxn1", meas(2250, true, 2250, 2250, "")}}});
+  const RatioPair pair{"lh-etcd1", "etcd-mutex1", "etcd-txn1", "etcd-logtxn1"};
+  // Goal 0.8 x 2500 = 2000 grants/s: 0.500 ms per hand-off; an append 0.444 ms.
+  std::string goals = format_etcd_goals(rows, {pair});
+  EXPECT_NE(goals.find("  limit: one log append alone (etcd-logtxn1 at C=1, a txn shaped like leasehold's) 2250 "
+                       "appends/s, 0.90x of etcd-txn1; at the goal's 2000 grants/s a hand-off has 0.500 ms, 0.444 "
+                       "of them the append, leaving 0.056 ms for the rest of its path (reply, client, node)\n"),
+            std::string::npos)
+      << goals;
+  rows.back().by_target["etcd-logtxn1"].ops_per_s = 1600;  // 0.625 ms > 0.500 ms
+  goals = format_etcd_goals(rows, {pair});
+  EXPECT_NE(goals.find("0.625 of them the append -> the goal is beyond one log append per hand-off on this etcd\n"),
+            std::string::npos)
+      << goals;
+  // Without the log-shaped target there is no limit line.
+  goals = format_etcd_goals(rows, {{"lh-etcd1", "etcd-mutex1", "etcd-txn1"}});
+  EXPECT_EQ(goals.find("limit:"), std::string::npos) << goals;
+}
+
 }  // namespace
 }  // namespace leasehold::bench
