@@ -314,7 +314,8 @@ void Node::Impl::maybe_snapshot() {
   if (snapshot_in_flight_ || !failure_.is_ok() || applied_index_ == 0 || mid_batch()) return;
   // The snapshot is labelled applied_index_: only valid while the state equals
   // the log (`lease` mode applies ahead of it; lease_commit.cc holds applies).
-  if (!unwritten_.empty()) return;
+  // Chunks being written are applied but not yet at applied_index_ either.
+  if (!unwritten_.empty() || !writing_.empty()) return;
   const bool by_count = options_.snapshot_every_commands != 0 &&
                         commands_since_snapshot_ >= options_.snapshot_every_commands;
   const bool by_bytes = options_.snapshot_every_bytes != 0 &&
@@ -443,8 +444,16 @@ void Node::Impl::on_snapshot_saved(Status status) {
 
 void Node::Impl::shutdown(std::function<void()> done) {
   shutting_down_ = true;
-  start_append();  // commit what is queued now (lingering or deferred)
-  if (options_.acknowledge_before_durable) lease_write();  // a paced write starts now
+  if (options_.acknowledge_before_durable) {
+    // Lease mode: apply (and answer) what is queued, then write everything
+    // now. Its writes go through lease_write() only: on_lease_appended
+    // accounts for the chunks it wrote (start_append's batch would reach it
+    // with none).
+    lease_apply_queued();
+    lease_write();
+  } else {
+    start_append();  // commit what is queued now (lingering or deferred)
+  }
   if (done) shutdown_waiters_.push_back(std::move(done));
   maybe_finish_shutdown();
 }

@@ -21,6 +21,7 @@
 // log caught up, for about one fsync.
 #include <variant>
 
+#include "common/assert.h"
 #include "core/command_codec.h"
 #include "node/node_impl.h"
 
@@ -128,6 +129,7 @@ void Node::Impl::on_lease_appended(Result<log::LogIndex> result) {
     maybe_finish_shutdown();
     return;
   }
+  LEASEHOLD_ASSERT(!written.empty(), "a lease-mode append completed with no chunk written (index {})", *result);
   applied_index_ = *result;  // the log now holds the state up to revision_after
   durable_revision_ = written.back().revision_after;
   ++batches_committed_;

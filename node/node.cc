@@ -1,6 +1,8 @@
 // node/node.cc: Node's public methods, recovery (open) and the log clock.
 #include "node/node.h"
 
+#include <algorithm>
+
 #include "core/command_codec.h"
 #include "node/node_impl.h"
 
@@ -131,8 +133,12 @@ Result<std::unique_ptr<Node>> Node::open(NodeOptions options, std::unique_ptr<lo
   impl->replayed_entries_ = replayed;
   impl->durable_revision_ = impl->state_.revision();
   if (plan) {
+    const core::Limits& limits = impl->options_.limits;
+    const RevisionGuard::TtlRange ttls{std::max<std::uint64_t>(limits.min_ttl_ms, 1),
+                                       std::min(limits.max_ttl_ms, core::kMaxSessionTtlMs)};
     impl->guard_.emplace(impl->options_.revision_guard->store, plan->record, impl->state_.revision(),
-                         impl->options_.revision_guard->block, impl->options_.revision_guard->lease);
+                         impl->options_.revision_guard->block, impl->options_.revision_guard->lease, ttls,
+                         owes_quarantine(*plan));
     impl->start_notices_ = std::move(plan->notices);
   }
   if (impl->options_.cluster_mode) {

@@ -44,7 +44,10 @@ ReopenPlan recovery(ReopenPlan plan, core::Revision above, std::uint64_t ttl_ms,
 
 }  // namespace
 
-std::uint64_t with_drift_margin(std::uint64_t ttl_ms) { return ttl_ms + ttl_ms / 100 + 2; }
+std::uint64_t with_drift_margin(std::uint64_t ttl_ms) {
+  const std::uint64_t ttl = std::min(ttl_ms, core::kMaxSessionTtlMs);
+  return ttl + ttl / 100 + 2;
+}
 
 namespace {
 
@@ -140,35 +143,55 @@ Result<ReopenPlan> plan_for(const RevisionGuardOptions& o, core::Revision revisi
 
 }  // namespace
 
+bool owes_quarantine(const ReopenPlan& plan) {
+  return plan.reopen && (plan.reopen->expire_sessions || plan.reopen->quarantine_ms > 0);
+}
+
 Result<ReopenPlan> plan_reopen(const RevisionGuardOptions& options, core::Revision revision, bool log_empty,
                                const std::string& log_where) {
   auto plan = plan_for(options, revision, log_empty, log_where);
-  if (plan && plan->store_now) plan->record.lease = options.lease;  // this run's mode, for the next start
+  // This run's mode, for the next start; and while this start's quarantine
+  // is not durable yet, the flag that makes the next start quarantine too
+  // (an fsync-mode run that stops before its Reopen is written must not
+  // erase the lease-mode crash before it).
+  if (plan && plan->store_now) plan->record.lease = options.lease || owes_quarantine(*plan);
   return plan;
 }
 
 RevisionGuard::RevisionGuard(Store store, log::RevisionRecord record, core::Revision bound, std::uint64_t block,
-                             bool lease)
+                             bool lease, TtlRange ttls, bool quarantine_owed)
     : store_(std::move(store)),
       record_(record),
       bound_(bound),
       block_(std::max<std::uint64_t>(block, 1)),
-      lease_(lease) {}
+      lease_(lease),
+      ttls_(ttls),
+      owed_(quarantine_owed) {}
 
 Status RevisionGuard::before_append(const std::vector<core::Command>& batch, core::Revision durable) {
   core::Revision bound = bound_;
   std::uint64_t ttl = record_.max_ttl_ms;
+  bool carries_reopen = false;
   for (const core::Command& command : batch) {
     if (const auto* reopen = std::get_if<core::Reopen>(&command.body)) {
       bound = std::max(bound + 1, reopen->revision_floor);
+      carries_reopen = true;
     } else {
       ++bound;  // an applied command bumps the revision by one; a failed one not at all
     }
-    ttl = std::max(ttl, ttl_of(command));
+    // Only a TTL the state machine will accept: a refused one opens nothing.
+    const std::uint64_t asked = ttl_of(command);
+    if (asked >= ttls_.min_ms && asked <= ttls_.max_ms) ttl = std::max(ttl, asked);
   }
   bound_ = bound;
+  // Appends are sequential, and in fsync mode this one starts only after the
+  // previous one is durable: a Reopen appended before is in the log now. (In
+  // lease mode the flag stays set anyway.)
+  if (owed_ && reopen_appended_) owed_ = false;
+  if (carries_reopen) reopen_appended_ = true;
+  const bool lease_flag = lease_ || owed_;
   if (bound <= record_.reserved_through && ttl <= record_.max_ttl_ms && !record_.clean &&
-      record_.lease == lease_) {
+      record_.lease == lease_flag) {
     return Status::ok();
   }
   log::RevisionRecord next = record_;
@@ -177,7 +200,7 @@ Status RevisionGuard::before_append(const std::vector<core::Command>& batch, cor
   next.durable_revision = std::max(next.durable_revision, durable);
   next.clean = false;
   next.clean_revision = 0;
-  next.lease = lease_;
+  next.lease = lease_flag;
   if (Status st = store_(next); !st) return st;
   record_ = next;
   ++writes_;

@@ -72,7 +72,9 @@ struct RevisionGuardOptions {
 };
 
 // The clock-rate margin added to every quarantine: 1% of the TTL plus 2 ms
-// (the drift bound of the contract, docs/client.md).
+// (the drift bound of the contract, docs/client.md). The TTL counts as at
+// most core::kMaxSessionTtlMs (no session can have more), so the sum never
+// wraps.
 std::uint64_t with_drift_margin(std::uint64_t ttl_ms);
 
 struct ReopenPlan {
@@ -85,20 +87,37 @@ struct ReopenPlan {
   std::vector<std::string> notices;    // warnings for the operator's log
 };
 
+// True when the plan's Reopen expires every session or pauses grants.
+bool owes_quarantine(const ReopenPlan& plan);
+
 // `revision`: the replayed state's revision; `log_empty`: the log holds no
 // entry and no snapshot; `log_where`: the log's description for messages.
 Result<ReopenPlan> plan_reopen(const RevisionGuardOptions& options, core::Revision revision, bool log_empty,
                                const std::string& log_where);
 
+// The session TTLs the state machine accepts (core's check_ttl range). A
+// command asking for another TTL is refused when applied, so RevisionGuard
+// never records its TTL: a refused SESSION.OPEN must not set the quarantine.
+struct RevisionTtlRange {
+  std::uint64_t min_ms = 1;
+  std::uint64_t max_ms = core::kMaxSessionTtlMs;
+};
+
 class RevisionGuard {
  public:
   using Store = std::function<Status(const log::RevisionRecord&)>;
 
+  using TtlRange = RevisionTtlRange;
   // `record` is what is stored; `bound` is the highest revision the state
   // can reach from what was appended so far (at open: the replayed
   // revision); `lease`: this run acknowledges before durability (recorded
-  // before the first append).
-  RevisionGuard(Store store, log::RevisionRecord record, core::Revision bound, std::uint64_t block, bool lease);
+  // before the first append). `quarantine_owed`: this start proposed a
+  // Reopen that expires every session and pauses grants (after a lease-mode
+  // run stopped uncleanly); until that Reopen is durable, the record keeps
+  // its lease flag whatever this run's mode, so a stop before then is
+  // quarantined again by the next start.
+  RevisionGuard(Store store, log::RevisionRecord record, core::Revision bound, std::uint64_t block, bool lease,
+                TtlRange ttls = {}, bool quarantine_owed = false);
 
   // Called before `batch` is appended, with the revision known durable in
   // the log. Rewrites the record when the batch could pass its block,
@@ -117,6 +136,9 @@ class RevisionGuard {
   core::Revision bound_;
   std::uint64_t block_;
   bool lease_;
+  TtlRange ttls_;
+  bool owed_;                     // a quarantining Reopen not yet known durable
+  bool reopen_appended_ = false;  // an append carrying that Reopen has started
   std::uint64_t writes_ = 0;
 };
 

@@ -145,6 +145,65 @@ TEST(RevisionGuard, TheFirstAppendAfterACleanStartUncleansTheRecord) {
   EXPECT_EQ(stored.size(), 1U);  // nothing new to record
 }
 
+// A TTL the state machine refuses (outside --min-ttl-ms..--max-ttl-ms) opens
+// nothing, so it must not set the quarantine: recorded, 18264103043276783777
+// made the drift margin wrap to a quarantine of 0 ms, and UINT64_MAX locked
+// every later lease-mode crash out for 1.8e17 ms.
+TEST(RevisionGuard, ARefusedTtlIsNotRecorded) {
+  std::vector<RevisionRecord> stored;
+  RevisionGuard guard([&](const RevisionRecord& r) { stored.push_back(r); return Status::ok(); },
+                      RevisionRecord{100, 0, 0, 0, false, true}, 10, 100, /*lease=*/true,
+                      RevisionTtlRange{100, 3'600'000});
+  ASSERT_TRUE(guard.before_append({open_session(18264103043276783777ULL), open_session(UINT64_MAX),
+                                   open_session(3'600'001), open_session(99)},
+                                  10));
+  EXPECT_EQ(guard.record().max_ttl_ms, 0U);
+  EXPECT_TRUE(stored.empty()) << "nothing to record: every TTL was refused";
+  ASSERT_TRUE(guard.before_append({open_session(30'000)}, 10));
+  ASSERT_EQ(stored.size(), 1U);
+  EXPECT_EQ(stored.back().max_ttl_ms, 30'000U);
+}
+
+TEST(RevisionGuardPlan, TheDriftMarginNeverWraps) {
+  constexpr std::uint64_t kMax = core::kMaxSessionTtlMs;
+  EXPECT_EQ(with_drift_margin(18264103043276783777ULL), kMax + kMax / 100 + 2);
+  EXPECT_EQ(with_drift_margin(UINT64_MAX), kMax + kMax / 100 + 2);
+  EXPECT_EQ(with_drift_margin(30'000), 30'302U);
+  // A record written before TTLs were checked, with a TTL no session can have.
+  auto o = options(State::kValid, {500, 400, 18264103043276783777ULL, 0, false, true});
+  auto plan = plan_reopen(o, 450, false, "log");
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  ASSERT_TRUE(plan->reopen);
+  EXPECT_EQ(plan->reopen->quarantine_ms, kMax + kMax / 100 + 2);
+}
+
+// After a lease-mode crash, a start in fsync mode owes a quarantine until its
+// Reopen is durable. Its record keeps the lease flag until then: if it stops
+// before (kill -9, a failed start), the next start quarantines again instead
+// of finding an unclean fsync-mode record and skipping the quarantine.
+TEST(RevisionGuardPlan, AnOwedQuarantineKeepsTheLeaseFlagUntilItsReopenIsDurable) {
+  auto o = options(State::kValid, {500, 400, 30'000, 0, false, /*lease=*/true});
+  o.lease = false;  // this start is in fsync mode
+  auto plan = plan_reopen(o, 450, false, "log");
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  ASSERT_TRUE(plan->reopen);
+  EXPECT_TRUE(plan->reopen->expire_sessions);
+  EXPECT_EQ(plan->reopen->quarantine_ms, 30'302U);
+  ASSERT_TRUE(owes_quarantine(*plan));
+  EXPECT_TRUE(plan->record.lease) << "stored at open: a stop before the Reopen is written quarantines again";
+  std::vector<RevisionRecord> stored;
+  RevisionGuard guard([&](const RevisionRecord& r) { stored.push_back(r); return Status::ok(); }, plan->record, 450,
+                      100, /*lease=*/false, RevisionTtlRange{}, owes_quarantine(*plan));
+  core::Command reopen;
+  reopen.body = *plan->reopen;
+  ASSERT_TRUE(guard.before_append({reopen, open_session(1000)}, 450));
+  EXPECT_TRUE(guard.record().lease) << "the batch carrying the Reopen is not durable yet";
+  ASSERT_TRUE(guard.before_append({open_session(1000)}, 502));
+  EXPECT_FALSE(guard.record().lease) << "the next append follows a durable Reopen";
+  ASSERT_FALSE(stored.empty());
+  EXPECT_FALSE(stored.back().lease);
+}
+
 TEST(RevisionGuard, AFailedStoreIsReported) {
   RevisionGuard guard([](const RevisionRecord&) { return Status(ErrorCode::kIoError, "disk full"); },
                       RevisionRecord{10, 0, 0, 0, false}, 10, 10, false);

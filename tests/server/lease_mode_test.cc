@@ -98,6 +98,65 @@ TEST_F(LeaseMode, KillNineUnderLoadThenTokensRiseAndTheQuarantineHolds) {
   EXPECT_EQ(info_field(c, "quarantine_remaining_ms"), 0);
 }
 
+// A SESSION.OPEN with a TTL the server refuses does not set the quarantine
+// (it used to be recorded: 18264103043276783777 wrapped the quarantine to
+// 0 ms); the longest TTL actually in use still does.
+TEST_F(LeaseMode, ARefusedTtlDoesNotSetTheQuarantine) {
+  start();
+  {
+    RespClient c = server_.client();
+    EXPECT_EQ(c.call({"SESSION.OPEN", "18264103043276783777"}).type, Type::kError);
+    EXPECT_EQ(c.call({"SESSION.OPEN", "86400001"}).type, Type::kError);  // over --max-ttl-ms
+    const Value s = c.call({"SESSION.OPEN", "4000"});
+    ASSERT_EQ(s.type, Type::kInteger) << s.debug_string();
+    ASSERT_EQ(c.call({"LOCK.ACQUIRE", "L", std::to_string(s.integer)}).type, Type::kInteger);
+  }
+  server_.process().kill9();
+  start();
+  RespClient c = server_.client();
+  const std::int64_t remaining = info_field(c, "quarantine_remaining_ms");
+  EXPECT_GT(remaining, 0) << "the 4 s session's holder is protected";
+  EXPECT_LE(remaining, 4000 + 40 + 2);
+}
+
+// After a lease-mode crash, a start in fsync mode that stops before its
+// quarantine is written (here: its port is taken, so it exits after opening
+// the data dir) must not erase that crash: the start after it still expires
+// every session and quarantines.
+TEST_F(LeaseMode, AFailedStartAfterALeaseCrashDoesNotEraseTheQuarantine) {
+  start();
+  {
+    RespClient c = server_.client();
+    const Value s = c.call({"SESSION.OPEN", "4000"});
+    ASSERT_EQ(s.type, Type::kInteger) << s.debug_string();
+    ASSERT_EQ(c.call({"LOCK.ACQUIRE", "L", std::to_string(s.integer)}).type, Type::kInteger);
+  }
+  server_.process().kill9();
+  // An fsync-mode start that fails on a listening port another server holds.
+  ServerProcess other;
+  TempDir other_dir{"lease-mode-port"};
+  ASSERT_TRUE(other.start(other_dir.file("data")));
+  SpawnOptions opts;
+  opts.stderr_path = data() + ".taken-port.stderr";
+  auto failed = Subprocess::spawn({leasehold_binary(), "server", "--listen", loopback(other.port()), "--data-dir",
+                                   data(), "--log-level", "warn"},
+                                  opts);
+  ASSERT_TRUE(failed) << failed.status().to_string();
+  const std::optional<int> code = failed->wait(30s);
+  ASSERT_TRUE(code) << "the start on a taken port did not exit";
+  EXPECT_NE(*code, 0);
+  EXPECT_NE(read_file(opts.stderr_path).find("address already in use"), std::string::npos)
+      << "it failed for another reason (before opening the data dir?): " << read_file(opts.stderr_path);
+  start({});  // fsync mode
+  RespClient c = server_.client();
+  const std::int64_t remaining = info_field(c, "quarantine_remaining_ms");
+  EXPECT_GT(remaining, 0) << "the lease-mode crash's quarantine was lost";
+  EXPECT_LE(remaining, 4000 + 40 + 2);
+  const Value sessions = c.call({"SESSION.LIST"});
+  EXPECT_EQ(sessions.debug_string().find("held"), std::string::npos) << "every session is expired: "
+                                                                     << sessions.debug_string();
+}
+
 TEST_F(LeaseMode, CleanRestartHasNoQuarantine) {
   start();
   std::int64_t last = 0;
