@@ -9,6 +9,9 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include "log/durable_file.h"
 
 namespace leasehold::server {
 namespace {
@@ -22,12 +25,32 @@ std::string holder_pid(int fd) {
   return pid;
 }
 
+// Creates `dir` and its missing parents, and makes each new directory's
+// entry durable in its parent: without that, a power cut could drop a new
+// data dir whole, and the next start would take it for a new one (its
+// revision record gone with it, tokens would start again at 1).
+Status create_durably(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::path> missing;  // deepest first
+  for (fs::path p = fs::absolute(dir, ec); !ec && !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  fs::create_directories(dir, ec);
+  if (ec) return Status(ErrorCode::kIoError, "cannot create data dir " + dir + ": " + ec.message());
+  for (const fs::path& created : missing) {
+    if (Status st = log::sync_directory(created.parent_path().string()); !st) {
+      return Status(ErrorCode::kIoError, "cannot make data dir " + dir + " durable: " + st.message());
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<DataDirLock>> DataDirLock::acquire(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Status(ErrorCode::kIoError, "cannot create data dir " + dir + ": " + ec.message());
+  if (Status st = create_durably(dir); !st) return st;
   const std::string path = dir + "/leasehold.lock";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Status(ErrorCode::kIoError, "cannot open " + path + ": " + std::strerror(errno));

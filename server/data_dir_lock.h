@@ -1,6 +1,8 @@
 // server/data_dir_lock.h: one leasehold server per data dir.
 //
-// DataDirLock::acquire creates DIR if missing and takes an exclusive,
+// DataDirLock::acquire creates DIR if missing (each new directory's entry
+// fsynced in its parent, so a power cut cannot drop a new data dir whole)
+// and takes an exclusive,
 // non-blocking flock(2) on DIR/leasehold.lock, held until the object is
 // destroyed (or the process dies, even by kill -9: the kernel drops it).
 // The file holds the owner's pid, for a person to read.
