@@ -57,6 +57,9 @@ class Parser {
   explicit Parser(Mode mode, ParserLimits limits = {});
 
   ParseOutcome parse(std::string_view input);
+  // New limits for the frames that follow. Call only between frames
+  // (!mid_frame()): a frame is checked against one set of limits.
+  void set_limits(const ParserLimits& limits) { limits_ = limits; }
 
   // True while a frame has been partly consumed (for idle-timeout decisions).
   bool mid_frame() const { return !stack_.empty() || frame_cost_ > 0; }

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "server/args.h"
 #include "server/command_table.h"
 #include "server/read_budget.h"
@@ -82,10 +84,37 @@ bool Connection::idle_expired(Clock::time_point now, std::chrono::milliseconds t
   if (partial) {
     // Bytes this server stopped reading (a full pipeline, the read budget)
     // wait on the server, not on the client.
-    if (stop_parsing_ || awaiting_budget_ || !room_to_queue()) return false;
+    if (!may_parse()) return false;
     return now - request_started_ > timeout;
   }
   return !ever_completed_ && now - connected_at_ > timeout;
+}
+
+bool Connection::paused_for_auth() const {
+  if (!user_.empty() || !server_.acl().auth_required()) return false;
+  for (const Pending& p : queue_) {
+    if (p.spec != nullptr && (p.spec->flags & kNoAuth) != 0 && !p.slot->done) return true;
+  }
+  return false;
+}
+
+bool Connection::may_parse() const {
+  return !stop_parsing_ && !awaiting_budget_ && room_to_queue() && !paused_for_auth();
+}
+
+void Connection::choose_limits() {
+  const bool unauthenticated = user_.empty() && server_.acl().auth_required();
+  if (unauthenticated == unauthenticated_limits_) return;
+  const resp::ParserLimits& configured = server_.config().protocol;
+  resp::ParserLimits limits = configured;
+  if (unauthenticated) {
+    limits.max_bulk_bytes = std::min(configured.max_bulk_bytes, kUnauthenticatedLimits.max_bulk_bytes);
+    limits.max_array_len = std::min(configured.max_array_len, kUnauthenticatedLimits.max_array_len);
+    limits.max_inline_bytes = std::min(configured.max_inline_bytes, kUnauthenticatedLimits.max_inline_bytes);
+    limits.max_frame_bytes = std::min(configured.max_frame_bytes, kUnauthenticatedLimits.max_frame_bytes);
+  }
+  parser_.set_limits(limits);
+  unauthenticated_limits_ = unauthenticated;
 }
 
 bool Connection::room_to_queue() const {
@@ -141,10 +170,11 @@ void Connection::resume_parsing() {
 void Connection::parse_available() {
   const ReadBudget::Meter meter(server_.read_budget());  // charged once when nested
   std::size_t parsed_here = 0;
-  while (!stop_parsing_ && !closed_ && !awaiting_budget_ && room_to_queue() && rpos_ < rbuf_.size()) {
+  while (!closed_ && may_parse() && rpos_ < rbuf_.size()) {
     // At least one request per call (progress), then only within this turn's budget.
     if (parsed_here != 0 && server_.read_budget().spent() && wait_for_budget()) break;
     ++parsed_here;
+    if (!parser_.mid_frame()) choose_limits();
     resp::ParseOutcome o = parser_.parse(std::string_view(rbuf_).substr(rpos_));
     rpos_ += o.consumed;
     if (o.status == resp::ParseStatus::kNeedMore) break;
@@ -246,7 +276,7 @@ void Connection::pump() {
     repump_ = false;
     run_ready();
     if (closed_) break;
-    if (!stop_parsing_ && !awaiting_budget_ && room_to_queue() && rbuf_.size() > rpos_) {
+    if (may_parse() && rbuf_.size() > rpos_) {
       const std::uint64_t before = requests_parsed_;
       parse_available();
       if (requests_parsed_ != before) repump_ = true;
@@ -417,7 +447,7 @@ void Connection::on_write(uv_write_t* req, int status) {
 
 void Connection::update_reading() {
   if (closed_) return;
-  const bool want = !stop_parsing_ && !awaiting_budget_ && room_to_queue();
+  const bool want = may_parse();
   auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
   if (want && !reading_) {
     const int rc = uv_read_start(

@@ -14,7 +14,10 @@
 // Fairness: a turn of the loop parses requests only for its read budget
 // (server/read_budget.h); a connection read after that keeps its bytes,
 // stops reading and is resumed in a later turn, in arrival order.
-// Limits: at most max_pipeline queued requests, and argument bytes of queued
+// Limits: while the server requires authentication and the connection has
+// none, a request may have at most 16 arguments of 16 KiB and 64 KiB in all
+// (kUnauthenticatedLimits; more is a protocol error that closes it); at
+// most max_pipeline queued requests, and argument bytes of queued
 // requests up to max_pipeline_bytes (then reading pauses), at
 // most max_output_bytes of unsent output (then the client is disconnected),
 // a framing error is answered with "-ERR Protocol error: ..." and the
@@ -46,6 +49,14 @@
 #include "server/tls.h"
 
 namespace leasehold::server {
+
+// The request limits of a connection that must authenticate and has not:
+// enough for AUTH and HELLO ... AUTH ... SETNAME, nothing bigger (Redis
+// allows an unauthenticated client 10 arguments of 16 KiB). Each is at most
+// the configured limit.
+inline constexpr resp::ParserLimits kUnauthenticatedLimits{
+    .max_bulk_bytes = 16 * 1024, .max_array_len = 16, .max_inline_bytes = 16 * 1024,
+    .max_frame_bytes = 64 * 1024};
 
 class Server;
 struct CommandSpec;
@@ -138,6 +149,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   };
   // Room to parse one more request: under max_pipeline and max_pipeline_bytes.
   bool room_to_queue() const;
+  // True while the server requires authentication, this connection has none,
+  // and an AUTH / HELLO / QUIT it sent is not answered yet: nothing after it
+  // is parsed (or read) until it is, so that what follows a successful AUTH
+  // is parsed with the full limits (before it, a frame is parsed with
+  // kUnauthenticatedLimits, as Redis does).
+  bool paused_for_auth() const;
+  // Parsing may go on: not stopped, not waiting for the read budget, room to
+  // queue, not paused for authentication.
+  bool may_parse() const;
+  // Before a frame: the unauthenticated limits or the configured ones.
+  void choose_limits();
   // Removes queue_[from..] and their bytes from queued_bytes_.
   void erase_queued(std::size_t from);
 
@@ -202,6 +224,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Clock::time_point connected_at_;
   Clock::time_point request_started_;  // first byte of the current partial request
   std::size_t queued_bytes_ = 0;       // Pending::bytes of queue_
+  bool unauthenticated_limits_ = false;  // the parser has kUnauthenticatedLimits
 
   std::set<core::SessionId> watched_;
   std::set<std::pair<std::string, core::SessionId>> waits_;

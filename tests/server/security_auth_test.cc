@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "resp/writer.h"
 #include "tests/server/security_fixture.h"
 
 namespace leasehold::testing {
@@ -56,6 +57,65 @@ TEST(RequirePass, DefaultUserPassword) {
   EXPECT_EQ(sh(base + " -a \"s3cret pass\" PING"), "PONG\n");
   EXPECT_NE(sh(base + " PING").find(kNoAuth), std::string::npos);
   EXPECT_NE(sh(base + " -a nope PING").find("WRONGPASS"), std::string::npos);
+}
+
+// Before a connection authenticates, a request may carry 16 arguments of
+// 16 KiB and 64 KiB in all (Redis allows 10 of 16 KiB); more is a protocol
+// error that closes it, so an unauthenticated client cannot make the server
+// hold a 64 MiB frame. What follows a successful AUTH, even in the same
+// write, is parsed with the configured limits.
+TEST(RequirePass, UnauthenticatedRequestsAreSmallUntilAuthSucceeds) {
+  TempDir dir("auth-limits");
+  write_text(dir.file("pass"), "pw\n");
+  ServerProcess server;
+  ASSERT_TRUE(server.start(dir.file("data"), {"--requirepass-file", dir.file("pass")}));
+  const std::string big(200u << 10, 'x');
+  {
+    RespClient c = server.client();
+    ASSERT_TRUE(c.send({"ECHO", std::string(20'000, 'x')}));
+    auto r = c.read();
+    ASSERT_TRUE(r) << r.status().to_string();
+    EXPECT_EQ(r->str, "ERR Protocol error: too big bulk count");
+    EXPECT_TRUE(c.wait_closed(std::chrono::seconds(2)));
+  }
+  {
+    RespClient c = server.client();
+    std::vector<std::string> many(17, "x");
+    many[0] = "AUTH";
+    ASSERT_TRUE(c.send(many));
+    auto r = c.read();
+    ASSERT_TRUE(r) << r.status().to_string();
+    EXPECT_EQ(r->str, "ERR Protocol error: too big array count");
+    EXPECT_TRUE(c.wait_closed(std::chrono::seconds(2)));
+  }
+  {
+    RespClient c = server.client();
+    std::string bytes;
+    resp::append_command(bytes, {"AUTH", "pw"});
+    resp::append_command(bytes, {"ECHO", big});
+    ASSERT_TRUE(c.send_raw(bytes));
+    EXPECT_EQ(*c.read(), Value::simple("OK"));
+    auto echoed = c.read();
+    ASSERT_TRUE(echoed) << echoed.status().to_string();
+    EXPECT_EQ(echoed->str.size(), big.size()) << "parsed after the AUTH, with the full limits";
+  }
+  {
+    // A failed AUTH, then a big request in the same write: still not
+    // authenticated when that request is parsed.
+    RespClient c = server.client();
+    std::string bytes;
+    resp::append_command(bytes, {"AUTH", "wrong"});
+    resp::append_command(bytes, {"ECHO", big});
+    ASSERT_TRUE(c.send_raw(bytes));
+    EXPECT_EQ(c.read()->str, kWrongPass);
+    auto r = c.read();
+    ASSERT_TRUE(r) << r.status().to_string();
+    EXPECT_EQ(r->str, "ERR Protocol error: too big bulk count");
+    EXPECT_TRUE(c.wait_closed(std::chrono::seconds(2)));
+  }
+  RespClient ok = server.client();
+  EXPECT_EQ(ok.call({"AUTH", "pw"}), Value::simple("OK"));
+  EXPECT_EQ(ok.call({"ECHO", big}).str.size(), big.size());
 }
 
 TEST_F(SecureServer, AuthWithUserName) {
