@@ -174,15 +174,26 @@ TEST(LoopTurnMeter, ATurnThatWaitsForACoreIsLongPreemptedAndNotOnCpu) {
 
   std::atomic<bool> stop{false};
   std::atomic<bool> hog_pinned{false};
+  std::atomic<bool> hog_started{false};
   std::thread hog([&] {
     hog_pinned = sched_setaffinity(0, sizeof one, &one) == 0;
+    hog_started = true;  // from here it spins on that CPU
     while (!stop.load(std::memory_order_relaxed)) {
     }
   });
+  // The loop must not start before the hog spins on its CPU: on a busy
+  // machine the hog's thread can start late, and the loop's first spinning
+  // turns then had the CPU to themselves (counted on-CPU, not preempted).
+  const auto hog_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!hog_started.load() && std::chrono::steady_clock::now() < hog_deadline) std::this_thread::yield();
   LoopTurnMeter::Stats s;
   std::string failure;
   // Both changes are to this thread only and end with it.
   std::thread runner([&] {
+    if (!hog_started.load()) {
+      failure = "the spinning thread did not start within 10 s";
+      return;
+    }
     if (sched_setaffinity(0, sizeof one, &one) != 0) {
       failure = "sched_setaffinity failed";
       return;
