@@ -87,6 +87,32 @@ int connect_small_window(std::uint16_t port) {
   return fd;
 }
 
+// Options with `timeout`, on a free loopback port.
+HttpServerOptions on_loopback(std::chrono::milliseconds timeout) {
+  HttpServerOptions options;
+  options.host = "127.0.0.1";
+  options.port = 0;
+  options.request_timeout = timeout;
+  return options;
+}
+
+// A handler that answers every request with a body of `bytes`.
+HttpHandler body_of(std::size_t bytes) {
+  return [bytes](const HttpRequest&) { return HttpResponse::text(200, std::string(bytes, 'b')); };
+}
+
+// Connects with a small receive window and sends one GET; the socket, or -1.
+int send_get(std::uint16_t port) {
+  const int fd = connect_small_window(port);
+  if (fd < 0) return -1;
+  const std::string request = "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
+  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // Reads until EOF or a reset, at most `limit` long. Value: bytes read, and
 // whether the stream ended (false: still open at the deadline).
 std::pair<std::size_t, bool> read_to_end(int fd, std::chrono::milliseconds limit) {
@@ -113,16 +139,10 @@ std::pair<std::size_t, bool> read_to_end(int fd, std::chrono::milliseconds limit
 // connected.
 TEST(HttpServer, AClientThatDoesNotReadItsResponseIsClosedAfterTheRequestTimeout) {
   constexpr std::size_t kBody = 32u << 20;  // far beyond any socket buffers
-  HttpServerOptions options;
-  options.host = "127.0.0.1";
-  options.port = 0;
-  options.request_timeout = 200ms;
-  LoopHttpServer server(options, [](const HttpRequest&) { return HttpResponse::text(200, std::string(kBody, 'b')); });
+  LoopHttpServer server(on_loopback(200ms), body_of(kBody));
   ASSERT_NE(server.port(), 0);
-  const int fd = connect_small_window(server.port());
+  const int fd = send_get(server.port());
   ASSERT_GE(fd, 0) << std::strerror(errno);
-  const std::string request = "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
-  ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
   // A client that does not read, for 15 of the server's request timeouts.
   std::this_thread::sleep_for(3s);
   const auto [bytes, ended] = read_to_end(fd, 60s);
@@ -135,16 +155,10 @@ TEST(HttpServer, AClientThatDoesNotReadItsResponseIsClosedAfterTheRequestTimeout
 // takes within the timeout.
 TEST(HttpServer, AClientThatReadsGetsTheWholeResponse) {
   constexpr std::size_t kBody = 4u << 20;
-  HttpServerOptions options;
-  options.host = "127.0.0.1";
-  options.port = 0;
-  options.request_timeout = 5000ms;
-  LoopHttpServer server(options, [](const HttpRequest&) { return HttpResponse::text(200, std::string(kBody, 'b')); });
+  LoopHttpServer server(on_loopback(5000ms), body_of(kBody));
   ASSERT_NE(server.port(), 0);
-  const int fd = connect_small_window(server.port());
+  const int fd = send_get(server.port());
   ASSERT_GE(fd, 0) << std::strerror(errno);
-  const std::string request = "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
-  ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
   const auto [bytes, ended] = read_to_end(fd, 60s);
   ::close(fd);
   EXPECT_TRUE(ended);
