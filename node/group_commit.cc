@@ -1,4 +1,6 @@
 // node/group_commit.cc: proposals -> batches -> durable appends -> apply.
+#include <algorithm>
+
 #include "common/assert.h"
 #include "core/command_codec.h"
 #include "node/node_impl.h"
@@ -499,7 +501,12 @@ NodeStats Node::Impl::stats() const {
     s.reserved_revision = guard_->record().reserved_through;
     s.revision_record_writes = guard_->record_writes();
   }
-  s.quarantine_until = state_.paused_until() > log_now() ? state_.paused_until() : 0;
+  // The applied quarantine, or this start's Reopen still on its way to
+  // being applied.
+  const core::LogMillis quarantine_end = std::max(state_.paused_until(), reopen_quarantine_until_);
+  const core::LogMillis now = log_now();
+  s.quarantine_until = quarantine_end > now ? quarantine_end : 0;
+  s.quarantine_remaining_ms = quarantine_end > now ? quarantine_end - now : 0;
   s.promotions = promotions_;
   s.step_downs = step_downs_;
   s.failure = failure_;

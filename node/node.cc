@@ -2,6 +2,7 @@
 #include "node/node.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "core/command_codec.h"
 #include "node/node_impl.h"
@@ -150,6 +151,15 @@ Result<std::unique_ptr<Node>> Node::open(NodeOptions options, std::unique_ptr<lo
     core::Command reopen;
     reopen.body = *plan->reopen;
     impl->propose(std::move(reopen), nullptr);  // the first command of the first batch
+    // Known now, before the Reopen is applied (in fsync mode, after its
+    // fsync): stats() reports it from the start, so that no INFO or /readyz
+    // answered meanwhile says "not quarantined".
+    if (plan->reopen->quarantine_ms > 0 && !impl->queued_.empty()) {
+      const core::LogMillis at = impl->queued_.back().command.now;
+      const std::uint64_t ms = plan->reopen->quarantine_ms;
+      impl->reopen_quarantine_until_ =
+          at > std::numeric_limits<core::LogMillis>::max() - ms ? std::numeric_limits<core::LogMillis>::max() : at + ms;
+    }
   }
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }

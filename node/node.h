@@ -220,6 +220,7 @@ struct NodeStats {
   std::uint64_t reserved_revision = 0;   // no revision above this is handed out
   std::uint64_t revision_record_writes = 0;  // since open
   core::LogMillis quarantine_until = 0;  // a Reopen quarantine in force until this log time (0 = none)
+  std::uint64_t quarantine_remaining_ms = 0;  // quarantine_until - log_now() (0 = none)
   std::uint64_t promotions = 0;         // cluster: standby -> primary since open
   std::uint64_t step_downs = 0;         // cluster: primary -> standby since open
   Status failure;                       // non-OK once the node stopped taking writes

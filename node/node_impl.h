@@ -191,6 +191,9 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   // The revision record (embedded mode; node/revision_guard.h).
   std::optional<RevisionGuard> guard_;
   std::vector<std::string> start_notices_;
+  // The end of the quarantine this start's Reopen sets (log time; 0 = none).
+  // The same value its apply puts in StateMachine::paused_until().
+  core::LogMillis reopen_quarantine_until_ = 0;
 
   // Stopping.
   Status failure_;  // set once the log failed fatally; never cleared

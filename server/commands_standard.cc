@@ -145,9 +145,7 @@ std::string info_text(Server& server, std::string_view section) {
     out += fmt::format("catch_up_recoveries:{}\r\n", st.catch_up_recoveries);
     out += fmt::format("reserved_revision:{}\r\n", st.reserved_revision);
     out += fmt::format("revision_record_writes:{}\r\n", st.revision_record_writes);
-    const core::LogMillis log_now = server.node().log_now();
-    out += fmt::format("quarantine_remaining_ms:{}\r\n",
-                       st.quarantine_until > log_now ? st.quarantine_until - log_now : 0);
+    out += fmt::format("quarantine_remaining_ms:{}\r\n", st.quarantine_remaining_ms);
     out += fmt::format("node_failure:{}\r\n", st.failure.is_ok() ? "" : st.failure.to_string());
     out += "\r\n";
   }

@@ -74,6 +74,7 @@ HttpResponse readyz(Server& server) {
   const bool caught_up = st.applied_index + 1 >= st.log.last;
   j["caught_up"] = caught_up;
   j["log_writable"] = st.failure.is_ok();
+  j["quarantine_remaining_ms"] = st.quarantine_remaining_ms;
   auto not_ready = [&](int status, const std::string& reason) {
     j["ready"] = false;
     j["reason"] = reason;
@@ -87,6 +88,11 @@ HttpResponse readyz(Server& server) {
     return not_ready(429, primary.empty() ? "standby; no primary elected" : "standby; the primary is " + primary);
   }
   if (!caught_up) return not_ready(503, "applying the log (not caught up)");
+  if (st.quarantine_remaining_ms > 0) {
+    return not_ready(503, "quarantined after an unclean stop: no lock is granted for " +
+                              std::to_string(st.quarantine_remaining_ms) +
+                              " ms more; SESSION.OPEN works and blocking acquires wait");
+  }
   if (st.pending_proposals >= server.config().node.max_pending_proposals) {
     return not_ready(503, "overloaded: the proposal queue is full");
   }

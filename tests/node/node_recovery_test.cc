@@ -8,6 +8,7 @@
 #include <future>
 
 #include "log/rocksdb_log.h"
+#include "node/revision_guard.h"
 #include "tests/support/eventually.h"
 #include "tests/node/node_test_util.h"
 
@@ -50,6 +51,32 @@ TEST(NodeRecovery, RestartRestoresStateAndGivesEachSessionItsFullTtl) {
   EXPECT_FALSE(h.node().state().session(s).has_value());
   EXPECT_EQ(effects_of<core::LockLost>(h.effects()).size(), 1u);
   EXPECT_GT(h.node().state().last_now(), last_now);
+}
+
+// After an unclean lease-mode stop the start proposes a quarantining Reopen;
+// in fsync mode it is applied only once durable. The quarantine is reported
+// from the start all the same (INFO and /readyz read stats()), with the end
+// its apply then sets.
+TEST(NodeRecovery, TheQuarantineOfAStartIsReportedBeforeItsReopenIsApplied) {
+  NodeOptions o;
+  RevisionGuardOptions guard;
+  guard.store = [](const log::RevisionRecord&) { return Status::ok(); };
+  guard.loaded.state = log::LoadedRevisionRecord::State::kValid;
+  guard.loaded.record = log::RevisionRecord{.reserved_through = 100, .max_ttl_ms = 4000, .lease = true};
+  o.revision_guard = guard;
+  NodeHarness h(o);
+  h.control().set_hold(true);
+  h.open();
+  const core::LogMillis end = h.node().log_now() + with_drift_margin(4000);
+  ASSERT_EQ(h.node().state().paused_until(), 0u) << "the Reopen is not applied yet";
+  EXPECT_EQ(h.node().stats().quarantine_until, end);
+  h.control().set_hold(false);
+  h.control().release();
+  ASSERT_TRUE(h.loop().run_until([&] { return h.node().state().paused_until() != 0; }));
+  EXPECT_EQ(h.node().state().paused_until(), end) << "the apply set the end reported before it";
+  EXPECT_EQ(h.node().stats().quarantine_until, end);
+  h.clock().advance(milliseconds(with_drift_margin(4000)));
+  EXPECT_EQ(h.node().stats().quarantine_until, 0u) << "over";
 }
 
 TEST(NodeRecovery, WaitDeadlineKeepsItsRemainingTimeOnTheLogClock) {

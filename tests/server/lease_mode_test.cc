@@ -11,7 +11,11 @@
 #include <mutex>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/server/server_process.h"
+#include "tests/support/eventually.h"
+#include "tests/support/http_client.h"
 
 namespace leasehold::testing {
 namespace {
@@ -79,11 +83,24 @@ TEST_F(LeaseMode, KillNineUnderLoadThenTokensRiseAndTheQuarantineHolds) {
   for (auto& t : workers) t.join();
 
   const auto restarted = Clock::now();
-  start();
+  const std::uint16_t http_port = free_port();
+  std::vector<std::string> flags = kLease;
+  flags.insert(flags.end(), {"--http-listen", loopback(http_port)});
+  start(flags);
+  ASSERT_TRUE(wait_for_port(http_port, 10s));
   RespClient c = server_.client();
   const std::int64_t remaining = info_field(c, "quarantine_remaining_ms");
   EXPECT_GT(remaining, 0);
   EXPECT_LE(remaining, kLongestTtl + kLongestTtl / 100 + 2);
+  // /readyz says so too: no grant now, and for how long.
+  auto quarantined = http_get(http_port, "/readyz");
+  ASSERT_TRUE(quarantined) << quarantined.status().to_string();
+  EXPECT_EQ(quarantined->status, 503) << quarantined->body;
+  EXPECT_NE(quarantined->body.find("quarantined after an unclean stop"), std::string::npos) << quarantined->body;
+  const nlohmann::json ready_body = nlohmann::json::parse(quarantined->body, nullptr, false);
+  ASSERT_TRUE(ready_body.contains("quarantine_remaining_ms")) << quarantined->body;
+  EXPECT_GT(ready_body["quarantine_remaining_ms"].get<std::int64_t>(), 0);
+  EXPECT_LE(ready_body["quarantine_remaining_ms"].get<std::int64_t>(), remaining);
   const Value s = c.call({"SESSION.OPEN", "60000"});
   ASSERT_EQ(s.type, Type::kInteger) << s.debug_string();
   EXPECT_GT(s.integer, high.load());
@@ -96,6 +113,9 @@ TEST_F(LeaseMode, KillNineUnderLoadThenTokensRiseAndTheQuarantineHolds) {
   // No grant before the quarantine ended: it began after the restart began.
   EXPECT_GE(Clock::now() - restarted, std::chrono::milliseconds(kLongestTtl + kLongestTtl / 100 + 2));
   EXPECT_EQ(info_field(c, "quarantine_remaining_ms"), 0);
+  auto ready = http_get(http_port, "/readyz");
+  ASSERT_TRUE(ready) << ready.status().to_string();
+  EXPECT_EQ(ready->status, 200) << ready->body;
 }
 
 // A SESSION.OPEN with a TTL the server refuses does not set the quarantine
@@ -152,9 +172,13 @@ TEST_F(LeaseMode, AFailedStartAfterALeaseCrashDoesNotEraseTheQuarantine) {
   const std::int64_t remaining = info_field(c, "quarantine_remaining_ms");
   EXPECT_GT(remaining, 0) << "the lease-mode crash's quarantine was lost";
   EXPECT_LE(remaining, 4000 + 40 + 2);
-  const Value sessions = c.call({"SESSION.LIST"});
-  EXPECT_EQ(sessions.debug_string().find("held"), std::string::npos) << "every session is expired: "
-                                                                     << sessions.debug_string();
+  // The start's Reopen is applied once its append is durable (fsync mode);
+  // from then on every pre-crash session is gone.
+  Value sessions;
+  EXPECT_TRUE(eventually([&] {
+    sessions = c.call({"SESSION.LIST"});
+    return sessions.debug_string().find("held") == std::string::npos;
+  }, 10s)) << "every session is expired: " << sessions.debug_string();
 }
 
 TEST_F(LeaseMode, CleanRestartHasNoQuarantine) {
