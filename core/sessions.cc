@@ -24,8 +24,7 @@ std::string num(std::uint64_t v) { return std::to_string(v); }
 // (--min-ttl-ms, --max-ttl-ms)": too low is kInvalidArgument, too high
 // kLimitExceeded.
 Reply check_ttl(const Limits& lim, std::uint64_t ttl_ms) {
-  const std::uint64_t min = std::max<std::uint64_t>(lim.min_ttl_ms, 1);
-  const std::uint64_t max = std::min(lim.max_ttl_ms, kMaxSessionTtlMs);
+  const auto [min, max] = accepted_ttls(lim);
   if (ttl_ms >= min && ttl_ms <= max) return Reply::ok();
   const std::string why = "ttl_ms " + num(ttl_ms) + " is out of range: a session TTL must be between " + num(min) +
                           " and " + num(max) + " ms (--min-ttl-ms, --max-ttl-ms)";

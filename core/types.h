@@ -67,4 +67,15 @@ struct Limits {
   std::size_t idempotence_window = 8;
 };
 
+// The session TTLs `lim` accepts, inclusive: check_ttl refuses every other
+// (min_ttl_ms 0 counts as 1; max_ttl_ms is capped at kMaxSessionTtlMs).
+struct TtlRange {
+  std::uint64_t min_ms = 1;
+  std::uint64_t max_ms = kMaxSessionTtlMs;
+};
+inline TtlRange accepted_ttls(const Limits& lim) {
+  return {lim.min_ttl_ms == 0 ? 1 : lim.min_ttl_ms,
+          lim.max_ttl_ms < kMaxSessionTtlMs ? lim.max_ttl_ms : kMaxSessionTtlMs};
+}
+
 }  // namespace leasehold::core

@@ -134,9 +134,7 @@ Result<std::unique_ptr<Node>> Node::open(NodeOptions options, std::unique_ptr<lo
   impl->replayed_entries_ = replayed;
   impl->durable_revision_ = impl->state_.revision();
   if (plan) {
-    const core::Limits& limits = impl->options_.limits;
-    const RevisionGuard::TtlRange ttls{std::max<std::uint64_t>(limits.min_ttl_ms, 1),
-                                       std::min(limits.max_ttl_ms, core::kMaxSessionTtlMs)};
+    const RevisionGuard::TtlRange ttls = core::accepted_ttls(impl->options_.limits);
     impl->guard_.emplace(impl->options_.revision_guard->store, plan->record, impl->state_.revision(),
                          impl->options_.revision_guard->block, impl->options_.revision_guard->lease, ttls,
                          owes_quarantine(*plan));

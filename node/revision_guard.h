@@ -95,19 +95,14 @@ bool owes_quarantine(const ReopenPlan& plan);
 Result<ReopenPlan> plan_reopen(const RevisionGuardOptions& options, core::Revision revision, bool log_empty,
                                const std::string& log_where);
 
-// The session TTLs the state machine accepts (core's check_ttl range). A
-// command asking for another TTL is refused when applied, so RevisionGuard
-// never records its TTL: a refused SESSION.OPEN must not set the quarantine.
-struct RevisionTtlRange {
-  std::uint64_t min_ms = 1;
-  std::uint64_t max_ms = core::kMaxSessionTtlMs;
-};
-
 class RevisionGuard {
  public:
   using Store = std::function<Status(const log::RevisionRecord&)>;
 
-  using TtlRange = RevisionTtlRange;
+  // The session TTLs the state machine accepts (core::accepted_ttls). A
+  // command asking for another TTL is refused when applied, so the guard
+  // never records its TTL: a refused SESSION.OPEN must not set the quarantine.
+  using TtlRange = core::TtlRange;
   // `record` is what is stored; `bound` is the highest revision the state
   // can reach from what was appended so far (at open: the replayed
   // revision); `lease`: this run acknowledges before durability (recorded

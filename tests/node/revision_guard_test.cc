@@ -153,7 +153,7 @@ TEST(RevisionGuard, ARefusedTtlIsNotRecorded) {
   std::vector<RevisionRecord> stored;
   RevisionGuard guard([&](const RevisionRecord& r) { stored.push_back(r); return Status::ok(); },
                       RevisionRecord{100, 0, 0, 0, false, true}, 10, 100, /*lease=*/true,
-                      RevisionTtlRange{100, 3'600'000});
+                      core::TtlRange{100, 3'600'000});
   ASSERT_TRUE(guard.before_append({open_session(18264103043276783777ULL), open_session(UINT64_MAX),
                                    open_session(3'600'001), open_session(99)},
                                   10));
@@ -193,7 +193,7 @@ TEST(RevisionGuardPlan, AnOwedQuarantineKeepsTheLeaseFlagUntilItsReopenIsDurable
   EXPECT_TRUE(plan->record.lease) << "stored at open: a stop before the Reopen is written quarantines again";
   std::vector<RevisionRecord> stored;
   RevisionGuard guard([&](const RevisionRecord& r) { stored.push_back(r); return Status::ok(); }, plan->record, 450,
-                      100, /*lease=*/false, RevisionTtlRange{}, owes_quarantine(*plan));
+                      100, /*lease=*/false, core::TtlRange{}, owes_quarantine(*plan));
   core::Command reopen;
   reopen.body = *plan->reopen;
   ASSERT_TRUE(guard.before_append({reopen, open_session(1000)}, 450));
