@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/client/cli_fixture.h"
+#include "tests/support/resp_client.h"
 
 namespace leasehold::testing {
 namespace {
@@ -65,6 +66,25 @@ TEST_F(CliTest, KilledHolderFreesTheLockAfterItsTtlNotBefore) {
   Subprocess a = spawn("holder", {"lock", "--ttl", "1500ms", "k9", "--", "sh", "-c", holder_body});
   ASSERT_TRUE(wait_for_text(log, "start"));
   std::this_thread::sleep_for(200ms);
+  // The holder's session's remaining TTL as the server counts it, read
+  // before the kill: the server expires it no earlier than that after
+  // `asked_at` (a keepalive between the read and the kill only adds time).
+  const std::string session = holder_session("k9");
+  ASSERT_FALSE(session.empty());
+  auto raw = RespClient::connect(server_.port());
+  ASSERT_TRUE(raw) << raw.status().to_string();
+  const std::int64_t asked_at = wall_ns();
+  const resp::Value sessions = raw->call({"SESSION.LIST"});
+  std::int64_t remaining_ms = -1;
+  for (const resp::Value& entry : sessions.elements) {  // each: key, value, key, value, ...
+    std::int64_t id = 0, remaining = -1;
+    for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
+      if (entry.elements[i].str == "id") id = entry.elements[i + 1].integer;
+      if (entry.elements[i].str == "remaining_ms") remaining = entry.elements[i + 1].integer;
+    }
+    if (std::to_string(id) == session) remaining_ms = remaining;
+  }
+  ASSERT_GT(remaining_ms, 0) << sessions.debug_string();
   const std::int64_t killed_at = wall_ns();
   a.signal(SIGKILL);
   EXPECT_TRUE(a.wait(5s).has_value());
@@ -75,9 +95,10 @@ TEST_F(CliTest, KilledHolderFreesTheLockAfterItsTtlNotBefore) {
   std::cout << "kill -9 to next grant: "
             << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
             << " ms (TTL 1500 ms)\n";
-  // Server-side expiry is at least TTL after the last keepalive, which was at
-  // most TTL/3 before the kill.
-  EXPECT_GE(waited, 1000ms - 50ms) << "lock granted before the holder's lease ran out";
+  // Server-side expiry is at least TTL after the last keepalive the server
+  // saw: no grant before the remaining time read above has passed.
+  EXPECT_GE(std::chrono::nanoseconds(got_at - asked_at), std::chrono::milliseconds(remaining_ms))
+      << "lock granted before the holder's lease ran out";
   EXPECT_LE(waited, 1500ms + scaled(3s));
   // The orphaned command was told to stop (parent-death signal).
   EXPECT_TRUE(wait_for_text(log, "term", 3s)) << read_file(log);

@@ -68,9 +68,14 @@ TEST(ClusterTest, StandbyAppliesTheSameLogAndRedirectsWrites) {
       }
     }
   }
-  // Writes and keepalives on the standby name the primary.
-  auto w = standby->call({"SESSION.OPEN", "1000"});
-  ASSERT_TRUE(w.is_error());
+  // Writes and keepalives on the standby name the primary, once the standby
+  // has learnt its address (the leader key's watch, apart from the log's:
+  // until then it answers "no primary").
+  resp::Value w;
+  EXPECT_TRUE(eventually([&] {
+    w = standby->call({"SESSION.OPEN", "1000"});
+    return w.is_error() && w.str.rfind("REDIRECT", 0) == 0;
+  }, 10s)) << w.debug_string();
   EXPECT_EQ(w.str, "REDIRECT " + loopback(c->node(p).port));
   auto k = standby->call({"SESSION.KEEPALIVE", sid});
   EXPECT_EQ(k.str, "REDIRECT " + loopback(c->node(p).port));

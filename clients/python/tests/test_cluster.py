@@ -45,13 +45,18 @@ def cluster(tmp_path: Path) -> Iterator[List[Proc]]:
     etcd.stop()
 
 
-def role(node: Proc) -> str:
+def role_reply(node: Proc) -> List[str]:
+    """ROLE: [primary/standby, the primary's address as this node knows it]."""
     try:
         r = redis.Redis(host="127.0.0.1", port=node.port, socket_timeout=1)
         reply = r.execute_command("ROLE")
-        return reply[0].decode() if isinstance(reply[0], bytes) else str(reply[0])
+        return [x.decode() if isinstance(x, bytes) else str(x) for x in reply]
     except (redis.RedisError, OSError):
-        return ""
+        return ["", ""]
+
+
+def role(node: Proc) -> str:
+    return role_reply(node)[0]
 
 
 def primary_index(nodes: List[Proc], timeout: float = 30.0) -> int:
@@ -69,7 +74,10 @@ def primary_index(nodes: List[Proc], timeout: float = 30.0) -> int:
 def test_follows_redirect_from_a_standby_and_fails_over(cluster: List[Proc]) -> None:
     p = primary_index(cluster)
     standby = cluster[1 - p]
-    wait_until(lambda: role(standby) == "standby", 30, "the other node to be a standby")
+    # A standby, and one that has learnt the primary's address (its leader
+    # watch; until then it answers UNAVAILABLE instead of REDIRECT).
+    wait_until(lambda: role_reply(standby) == ["standby", cluster[p].endpoint], 30,
+               "the other node to be a standby that knows the primary")
     # Given only the standby's address, the client is redirected to the primary.
     client = leasehold.Client(standby.endpoint, call_timeout=10.0)
     with leasehold.Session(client, ttl=10.0) as s, s.lock("redirected", wait=5.0) as lock:
