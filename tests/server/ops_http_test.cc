@@ -1,8 +1,8 @@
 // The operations HTTP listener against a real server process: every
-// endpoint, the HTTP error statuses, metrics that follow real traffic, the
-// audit history over RESP (LOCK.HISTORY), HTTP and the CLI, and its
-// survival across a kill -9 restart. HTTP is spoken by a raw loopback
-// socket (tests/support/http_client.h) and by curl.
+// endpoint, the HTTP error statuses, metrics that follow real traffic, and
+// locks and sessions as JSON (the audit history and its survival across a
+// kill -9 restart: history_process_test.cc). HTTP is spoken by a raw
+// loopback socket (tests/support/http_client.h) and by curl.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -26,17 +26,10 @@ class OpsHttp : public ::testing::Test {
   void start(std::vector<std::string> extra = {}) {
     http_port_ = free_port();
     extra.insert(extra.end(), {"--http-listen", loopback(http_port_), "--long-hold-ms", "200"});
-    extra_ = extra;
-    ASSERT_TRUE(server_.start(dir_.file("data"), extra_));
+    ASSERT_TRUE(server_.start(dir_.file("data"), extra));
     ASSERT_TRUE(wait_for_port(http_port_, std::chrono::seconds(10)));
     c_ = server_.client();
     ASSERT_TRUE(c_.connected());
-  }
-  void restart_after_kill9() {
-    server_.process().kill9();
-    ASSERT_TRUE(server_.start(dir_.file("data"), extra_));
-    ASSERT_TRUE(wait_for_port(http_port_, std::chrono::seconds(10)));
-    c_ = server_.client();
   }
   HttpResult get(const std::string& target) {
     auto r = http_get(http_port_, target);
@@ -62,7 +55,6 @@ class OpsHttp : public ::testing::Test {
   ServerProcess server_;
   RespClient c_;
   std::uint16_t http_port_ = 0;
-  std::vector<std::string> extra_;
 };
 
 TEST_F(OpsHttp, HealthAndReadiness) {
