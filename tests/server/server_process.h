@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,11 +30,17 @@ class ServerProcess {
       SpawnOptions opts;
       opts.stderr_path = data_dir + ".stderr";
       auto p = Subprocess::spawn(argv, opts);
-      if (!p) return false;
+      if (!p) {
+        std::fprintf(stderr, "ServerProcess: cannot run %s (run the test from the build dir, or set "
+                     "LEASEHOLD_BUILD_DIR): %s\n", argv[0].c_str(), p.status().to_string().c_str());
+        return false;
+      }
       process_ = std::move(p).value();
       if (wait_for_port(port_, std::chrono::seconds(10))) return true;
       process_.kill9();
     }
+    std::fprintf(stderr, "ServerProcess: the server never listened; its stderr: %s\n",
+                 read_file(data_dir + ".stderr").c_str());
     return false;
   }
   std::uint16_t port() const { return port_; }
