@@ -4,9 +4,16 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/quarantine.h"
 #include "core/state.h"
 
-namespace leasehold::core::detail {
+namespace leasehold::core {
+
+LogMillis quarantine_end(const Reopen& reopen, LogMillis now) {
+  return detail::saturating_add(now, reopen.quarantine_ms);
+}
+
+namespace detail {
 
 bool grants_paused(const Ctx& c) { return c.s.paused_until > c.now; }
 
@@ -16,7 +23,7 @@ Reply apply_reopen(Ctx& c, const Reopen& r) {
   c.rev = std::max(c.rev, r.revision_floor);
   // The quarantine first, so that ending the sessions below grants nothing.
   if (r.quarantine_ms > 0) {
-    c.s.paused_until = std::max(c.s.paused_until, saturating_add(c.now, r.quarantine_ms));
+    c.s.paused_until = std::max(c.s.paused_until, quarantine_end(r, c.now));
     // Not a compat key's lock: its SETs are held back by grants_paused()
     // (compat.cc), and a delay on it would outlive the key and wedge it (a
     // shape the snapshot decoder refuses, so the node could not restart).
@@ -40,4 +47,5 @@ Reply apply_reopen(Ctx& c, const Reopen& r) {
   return Reply::ok();
 }
 
-}  // namespace leasehold::core::detail
+}  // namespace detail
+}  // namespace leasehold::core

@@ -2,9 +2,9 @@
 #include "node/node.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "core/command_codec.h"
+#include "core/quarantine.h"
 #include "node/node_impl.h"
 
 namespace leasehold::node {
@@ -153,10 +153,7 @@ Result<std::unique_ptr<Node>> Node::open(NodeOptions options, std::unique_ptr<lo
     // fsync): stats() reports it from the start, so that no INFO or /readyz
     // answered meanwhile says "not quarantined".
     if (plan->reopen->quarantine_ms > 0 && !impl->queued_.empty()) {
-      const core::LogMillis at = impl->queued_.back().command.now;
-      const std::uint64_t ms = plan->reopen->quarantine_ms;
-      impl->reopen_quarantine_until_ =
-          at > std::numeric_limits<core::LogMillis>::max() - ms ? std::numeric_limits<core::LogMillis>::max() : at + ms;
+      impl->reopen_quarantine_until_ = core::quarantine_end(*plan->reopen, impl->queued_.back().command.now);
     }
   }
   return std::unique_ptr<Node>(new Node(std::move(impl)));
