@@ -73,16 +73,14 @@ TEST_F(CliTest, KilledHolderFreesTheLockAfterItsTtlNotBefore) {
   ASSERT_FALSE(session.empty());
   auto raw = RespClient::connect(server_.port());
   ASSERT_TRUE(raw) << raw.status().to_string();
+  ASSERT_FALSE(raw->call({"HELLO", "3"}).is_error());  // replies as maps (Value::find)
   const std::int64_t asked_at = wall_ns();
   const resp::Value sessions = raw->call({"SESSION.LIST"});
   std::int64_t remaining_ms = -1;
-  for (const resp::Value& entry : sessions.elements) {  // each: key, value, key, value, ...
-    std::int64_t id = 0, remaining = -1;
-    for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
-      if (entry.elements[i].str == "id") id = entry.elements[i + 1].integer;
-      if (entry.elements[i].str == "remaining_ms") remaining = entry.elements[i + 1].integer;
-    }
-    if (std::to_string(id) == session) remaining_ms = remaining;
+  for (const resp::Value& entry : sessions.elements) {
+    const resp::Value* id = entry.find("id");
+    const resp::Value* remaining = entry.find("remaining_ms");
+    if (id && remaining && std::to_string(id->integer) == session) remaining_ms = remaining->integer;
   }
   ASSERT_GT(remaining_ms, 0) << sessions.debug_string();
   const std::int64_t killed_at = wall_ns();
