@@ -12,9 +12,9 @@
 #include "bench/load/lock_clients.h"
 #include "bench/load/load_runner.h"
 #include "tests/bench/private_server.h"
-#include "tests/client/server_fixture.h"
 #include "tests/support/net.h"
 #include "tests/support/resp_client.h"
+#include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -116,8 +116,8 @@ TEST(LoadBenchSmoke, RunCellCountsPerClient) {
 // closed (nothing held, nothing waiting, no session left).
 TEST(LoadBenchSmoke, PipelinedLeaseholdCellsHandOffAndLeaveNothingBehind) {
   TempDir dir("loadbench");
-  LeaseholdServer server(dir);
-  ASSERT_TRUE(server.start());
+  ServerProcess server;
+  ASSERT_TRUE(server.start(dir.file("data")));
   bench::CellOptions o = short_cell(bench::System::kLeasehold, bench::Workload::kOneLock, server.port(), 3,
                                     std::chrono::milliseconds(500), "pw2");
   o.pipeline = true;

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/client/server_fixture.h"
+#include "tests/support/server_process.h"
 #include "tests/support/eventually.h"
 
 namespace leasehold::testing {
@@ -33,7 +33,7 @@ inline std::vector<std::string> lines_of(const std::string& text) {
 
 class CliTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(server_.start()) << read_file(server_.log_path()); }
+  void SetUp() override { ASSERT_TRUE(server_.start(dir_.file("data"))); }
 
   SpawnOptions opts(const std::string& tag, const std::string& endpoints = "") {
     SpawnOptions o;
@@ -76,7 +76,7 @@ class CliTest : public ::testing::Test {
   std::string holder_session(const std::string& lock) { return holder_field(lock, "session"); }
 
   TempDir dir_{"client-cli"};
-  LeaseholdServer server_{dir_};
+  ServerProcess server_;
 };
 
 }  // namespace leasehold::testing

@@ -7,7 +7,7 @@
 
 #include "leasehold/redlock.h"
 #include "tests/bench/private_server.h"
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 
 namespace leasehold::testing {
 namespace {

@@ -13,20 +13,20 @@
 #include "leasehold/election.h"
 #include "leasehold/lock_guard.h"
 #include "leasehold/session.h"
-#include "tests/client/server_fixture.h"
+#include "tests/support/server_process.h"
 #include "tests/support/eventually.h"
 
 namespace leasehold::client {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::LeaseholdServer;
+using testing::ServerProcess;
 using testing::TempDir;
 using testing::eventually;
 
 class SessionTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(server_.start()) << testing::read_file(server_.log_path()); }
+  void SetUp() override { ASSERT_TRUE(server_.start(dir_.file("data"))); }
 
   std::shared_ptr<Client> make_client(Millis call_timeout = 2s) {
     ClientOptions o;
@@ -44,7 +44,7 @@ class SessionTest : public ::testing::Test {
     return s ? std::move(*s) : nullptr;
   }
   TempDir dir_{"client-session"};
-  LeaseholdServer server_{dir_};
+  ServerProcess server_;
   std::shared_ptr<Client> client_ = nullptr;
 
  public:

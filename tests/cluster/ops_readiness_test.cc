@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "tests/etcd/etcd_cluster.h"
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 #include "tests/support/http_client.h"
 
 namespace leasehold::testing {

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "resp/writer.h"
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 #include "tests/support/eventually.h"
 
 namespace leasehold::testing {

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 #include "tests/support/eventually.h"
 
 namespace leasehold::testing {

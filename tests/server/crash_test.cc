@@ -10,7 +10,7 @@
 #include <random>
 #include <thread>
 
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 
 namespace leasehold::testing {
 namespace {

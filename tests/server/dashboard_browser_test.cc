@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 #include "tests/support/http_client.h"
 
 namespace leasehold::testing {

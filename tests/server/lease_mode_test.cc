@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 #include "tests/support/eventually.h"
 #include "tests/support/http_client.h"
 

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 #include "tests/support/http_client.h"
 
 namespace leasehold::testing {

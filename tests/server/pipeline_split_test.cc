@@ -9,7 +9,7 @@
 
 #include "resp/parser.h"
 #include "resp/writer.h"
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 
 namespace leasehold::testing {
 namespace {

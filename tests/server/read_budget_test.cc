@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "resp/writer.h"
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 #include "tests/support/eventually.h"
 
 namespace leasehold::testing {

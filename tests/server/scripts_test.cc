@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 
 namespace leasehold::testing {
 namespace {

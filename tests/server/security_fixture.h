@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 
 namespace leasehold::testing {
 

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "leasehold/client.h"
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 #include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 #include "torture/faults/fault_proxy.h"

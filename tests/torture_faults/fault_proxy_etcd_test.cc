@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/etcd/etcd_cluster.h"
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 #include "tests/support/eventually.h"
 #include "torture/faults/fault_proxy.h"
 

@@ -5,7 +5,7 @@
 // (lower bounds only); reset closes connections.
 #include <gtest/gtest.h>
 
-#include "tests/server/server_process.h"
+#include "tests/support/server_process.h"
 #include "tests/support/eventually.h"
 #include "torture/faults/fault_proxy.h"
 
