@@ -19,24 +19,16 @@ using namespace std::chrono_literals;
 using resp::Type;
 using resp::Value;
 
+// A start with `flags` that must be refused: its exit code and stderr
+// (code nullopt if it started instead).
 struct StartResult {
   std::optional<int> code;
   std::string err;
 };
 
 StartResult start_with(const TempDir& dir, const std::string& tag, const std::vector<std::string>& flags) {
-  std::vector<std::string> argv = {leasehold_binary(), "server", "--listen", loopback(free_port()),
-                                   "--data-dir", dir.file(tag + "-data")};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  SpawnOptions opts;
-  opts.stderr_path = dir.file(tag + ".err");
-  opts.stdout_path = dir.file(tag + ".out");
-  auto p = Subprocess::spawn(argv, opts);
-  if (!p) return {};
-  StartResult r;
-  r.code = p->wait(20s);
-  r.err = read_file(dir.file(tag + ".err"));
-  return r;
+  const auto refused = ServerProcess().run_to_exit(dir.file(tag + "-data"), flags, 20s);
+  return refused ? StartResult{refused->code, refused->stderr_text} : StartResult{};
 }
 
 TEST(ServerLimits, ImpossibleLimitsAreRefusedAtStart) {

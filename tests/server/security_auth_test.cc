@@ -230,12 +230,10 @@ TEST(UsersFile, BadFilesRefuseToStart) {
   for (const auto& [text, expect] : cases) {
     const std::string file = dir.file("users" + std::to_string(i++));
     write_text(file, text);
-    auto p = Subprocess::spawn({leasehold_binary(), "server", "--listen", loopback(free_port()), "--data-dir",
-                                dir.file("data"), "--users-file", file},
-                               SpawnOptions{{}, "", "", file + ".stderr"});
-    ASSERT_TRUE(p.is_ok());
-    EXPECT_EQ(p->wait(std::chrono::seconds(30)), std::optional<int>(64)) << text;  // a bad config file: usage (docs/client.md, "Exit codes")
-    const std::string err = read_file(file + ".stderr");
+    const auto refused = ServerProcess().run_to_exit(dir.file("data"), {"--users-file", file});
+    ASSERT_TRUE(refused) << text << ": the server did not exit by itself";
+    EXPECT_EQ(refused->code, 64) << text;  // a bad config file: usage (docs/client.md, "Exit codes")
+    const std::string& err = refused->stderr_text;
     EXPECT_NE(err.find(expect), std::string::npos) << text << " -> " << err;
     EXPECT_NE(err.find(file + ":"), std::string::npos) << "names the file and line: " << err;
   }

@@ -118,15 +118,13 @@ TEST_F(Tls, OptionalClientCertificateAndReloadOnSighup) {
 TEST(TlsConfig, BadCertificateFilesRefuseToStart) {
   TempDir dir("tls-config");
   write_text(dir.file("junk.pem"), "not a certificate\n");
-  auto p = Subprocess::spawn({leasehold_binary(), "server", "--listen", loopback(free_port()), "--data-dir",
-                              dir.file("data"), "--tls-listen", loopback(free_port()), "--tls-cert-file",
-                              dir.file("junk.pem"), "--tls-key-file", dir.file("junk.pem"), "--tls-auth-clients",
-                              "no"},
-                             SpawnOptions{{}, "", "", dir.file("err")});
-  ASSERT_TRUE(p.is_ok());
-  EXPECT_EQ(p->wait(std::chrono::seconds(30)), std::optional<int>(64));  // a bad config file: usage (docs/client.md, "Exit codes")
-  EXPECT_NE(read_file(dir.file("err")).find("cannot load the certificate " + dir.file("junk.pem")), std::string::npos)
-      << read_file(dir.file("err"));
+  const auto refused = ServerProcess().run_to_exit(
+      dir.file("data"), {"--tls-listen", loopback(free_port()), "--tls-cert-file", dir.file("junk.pem"),
+                         "--tls-key-file", dir.file("junk.pem"), "--tls-auth-clients", "no"});
+  ASSERT_TRUE(refused) << "the server did not exit by itself";
+  EXPECT_EQ(refused->code, 64);  // a bad config file: usage (docs/client.md, "Exit codes")
+  EXPECT_NE(refused->stderr_text.find("cannot load the certificate " + dir.file("junk.pem")), std::string::npos)
+      << refused->stderr_text;
 }
 
 }  // namespace
