@@ -34,8 +34,9 @@ class ServerProcess {
     flags_ = extra_flags;
     for (int attempt = 0; attempt < 5; ++attempt) {
       port_ = free_port();
-      if (launch()) return true;
-      if (!spawned_) return false;
+      const Launch l = launch();
+      if (l == Launch::kListening) return true;
+      if (l == Launch::kCannotRun) return false;  // another port will not help
     }
     std::fprintf(stderr, "ServerProcess: the server never listened; its stderr: %s\n",
                  read_file(stderr_path()).c_str());
@@ -44,17 +45,16 @@ class ServerProcess {
   // Starts again on the port, data dir and flags of the last start(), after
   // stop() or kill9(). False (after printing why) on failure.
   bool restart() {
-    if (launch()) return true;
-    if (spawned_) {
+    const Launch l = launch();
+    if (l == Launch::kNotListening) {
       std::fprintf(stderr, "ServerProcess: the restarted server never listened on port %u; its stderr: %s\n",
                    static_cast<unsigned>(port_), read_file(stderr_path()).c_str());
     }
-    return false;
+    return l == Launch::kListening;
   }
   std::uint16_t port() const { return port_; }
   // "127.0.0.1:<port>", the form of --endpoints and LEASEHOLD_ENDPOINTS.
   std::string endpoint() const { return loopback(port_); }
-  const std::string& data_dir() const { return data_dir_; }
   std::string stderr_path() const { return data_dir_ + ".stderr"; }
   Subprocess& process() { return process_; }
   RespClient client() {
@@ -84,12 +84,9 @@ class ServerProcess {
   };
   std::optional<Exit> run_to_exit(const std::string& data_dir, const std::vector<std::string>& extra_flags = {},
                                   std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
-    std::vector<std::string> argv = {leasehold_binary(), "server", "--listen", loopback(free_port()),
-                                     "--data-dir", data_dir, "--log-level", "warn"};
-    argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
     SpawnOptions opts;
     opts.stderr_path = data_dir + ".refused." + std::to_string(++refusals_) + ".stderr";
-    auto p = Subprocess::spawn(argv, opts);
+    auto p = Subprocess::spawn(server_argv(free_port(), data_dir, extra_flags), opts);
     if (!p) return std::nullopt;
     const std::optional<int> code = p->wait(timeout);
     if (!code) {
@@ -100,32 +97,36 @@ class ServerProcess {
   }
 
  private:
-  // Spawns the server on port_ and waits for it to listen. spawned_ says
-  // whether the exec worked (if not, another port will not help).
-  bool launch() {
-    std::vector<std::string> argv = {leasehold_binary(), "server",   "--listen",    loopback(port_),
-                                     "--data-dir",       data_dir_, "--log-level", "warn"};
-    argv.insert(argv.end(), flags_.begin(), flags_.end());
+  static std::vector<std::string> server_argv(std::uint16_t port, const std::string& data_dir,
+                                              const std::vector<std::string>& extra_flags) {
+    std::vector<std::string> argv = {leasehold_binary(), "server",  "--listen",    loopback(port),
+                                     "--data-dir",       data_dir, "--log-level", "warn"};
+    argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+    return argv;
+  }
+
+  enum class Launch { kListening, kNotListening, kCannotRun };
+  // Spawns the server on port_ and waits for it to listen (killing it if it
+  // does not). kCannotRun: the exec failed, which another port will not help.
+  Launch launch() {
     SpawnOptions opts;
     opts.stderr_path = stderr_path();
     opts.stdout_path = data_dir_ + ".stdout";
-    auto p = Subprocess::spawn(argv, opts);
-    spawned_ = p.is_ok();
-    if (!spawned_) {
+    auto p = Subprocess::spawn(server_argv(port_, data_dir_, flags_), opts);
+    if (!p) {
       std::fprintf(stderr, "ServerProcess: cannot run %s (run the test from the build dir, or set "
-                   "LEASEHOLD_BUILD_DIR): %s\n", argv[0].c_str(), p.status().to_string().c_str());
-      return false;
+                   "LEASEHOLD_BUILD_DIR): %s\n", leasehold_binary().c_str(), p.status().to_string().c_str());
+      return Launch::kCannotRun;
     }
     process_ = std::move(p).value();
-    if (wait_for_port(port_, std::chrono::seconds(10))) return true;
+    if (wait_for_port(port_, std::chrono::seconds(10))) return Launch::kListening;
     process_.kill9();
-    return false;
+    return Launch::kNotListening;
   }
 
   std::string data_dir_;
   std::vector<std::string> flags_;
   std::uint16_t port_ = 0;
-  bool spawned_ = false;
   Subprocess process_;
   int refusals_ = 0;
 };
