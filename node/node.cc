@@ -148,7 +148,13 @@ Result<std::unique_ptr<Node>> Node::open(NodeOptions options, std::unique_ptr<lo
   if (plan && plan->reopen) {
     core::Command reopen;
     reopen.body = *plan->reopen;
-    impl->propose(std::move(reopen), nullptr);  // the first command of the first batch
+    // The first command of the first batch. Impl owns the callback, so the
+    // raw pointer outlives it.
+    impl->propose(std::move(reopen), [self = impl.get()](const core::ApplyResult& r) {
+      self->finish_opening(r.reply.is_error() ? Status(r.reply.error.code(), "the start's Reopen: " +
+                                                                                 r.reply.error.message())
+                                              : Status::ok());
+    });
     // Known now, before the Reopen is applied (in fsync mode, after its
     // fsync): stats() reports it from the start, so that no INFO or /readyz
     // answered meanwhile says "not quarantined".
@@ -156,7 +162,16 @@ Result<std::unique_ptr<Node>> Node::open(NodeOptions options, std::unique_ptr<lo
       impl->reopen_quarantine_until_ = core::quarantine_end(*plan->reopen, impl->queued_.back().command.now);
     }
   }
+  if (!plan || !plan->reopen) impl->opened_ = Status::ok();
   return std::unique_ptr<Node>(new Node(std::move(impl)));
+}
+
+void Node::Impl::finish_opening(Status outcome) {
+  if (opened_) return;
+  opened_ = outcome;
+  std::vector<std::function<void(Status)>> waiters = std::move(opened_waiters_);
+  opened_waiters_.clear();
+  for (auto& done : waiters) done(outcome);
 }
 
 Node::Node(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -188,6 +203,12 @@ void Node::read_barrier(std::function<void(Status)> done) {
   if (impl_->read_barrier_) return impl_->read_barrier_(std::move(done));
   impl_->post_guarded([done = std::move(done)](Impl&) { done(Status::ok()); });
 }
+void Node::when_opened(std::function<void(Status)> done) {
+  if (!done) return;
+  if (!impl_->opened_) return impl_->opened_waiters_.push_back(std::move(done));
+  impl_->post_guarded([done = std::move(done)](Impl& self) { done(*self.opened_); });
+}
+bool Node::opened() const { return impl_->opened_ && impl_->opened_->is_ok(); }
 NodeStats Node::stats() const { return impl_->stats(); }
 const std::vector<std::string>& Node::start_notices() const { return impl_->start_notices_; }
 Role Node::role() const { return impl_->role_; }

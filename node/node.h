@@ -310,6 +310,16 @@ class Node {
   // Embedded: immediately OK. Errors: kUnavailable/kRedirect (etcd, later).
   void read_barrier(std::function<void(Status)> done);
 
+  // Calls `done` once, on the loop thread, never inside this call, when the
+  // Reopen that open() proposed (after an unclean stop or a recovery) is
+  // applied: from then on state() no longer shows what the stopped run left
+  // (sessions it expires, its revision floor). When open() proposed none,
+  // soon with OK. Errors: the Reopen's commit error (the log failed: the node
+  // takes no writes).
+  void when_opened(std::function<void(Status)> done);
+  // True once the start's Reopen is applied (or open() proposed none).
+  bool opened() const;
+
   NodeStats stats() const;
   // What open() decided about the revision record that the operator should
   // read (an unclean stop, a damaged copy, a recovery), one line each.

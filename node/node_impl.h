@@ -194,6 +194,11 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   // The end of the quarantine this start's Reopen sets (log time; 0 = none).
   // The same value its apply puts in StateMachine::paused_until().
   core::LogMillis reopen_quarantine_until_ = 0;
+  // The outcome of this start's Reopen: set at open() when there is none,
+  // else once it is applied (OK) or failed; Node::when_opened waits for it.
+  std::optional<Status> opened_;
+  std::vector<std::function<void(Status)>> opened_waiters_;
+  void finish_opening(Status outcome);
 
   // Stopping.
   Status failure_;  // set once the log failed fatally; never cleared

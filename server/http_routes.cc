@@ -64,6 +64,11 @@ HttpResponse route_http_request(Server& server, const HttpRequest& req) {
                            "connect-src 'self'; img-src 'self' data:");
     return r;
   }
+  if (path.rfind("/api/", 0) == 0 && path != "/api/history" && !server.node().opened()) {
+    // Like the client port, which reads nothing yet: the state still shows
+    // what the stopped run left (server/server.h, start()).
+    return HttpResponse::json(503, "{\"error\":\"starting: writing the record of the unclean stop (Reopen)\"}");
+  }
   if (path == "/api/status") return api_status(server);
   if (path == "/api/locks") {
     auto limit = uint_param(req, "limit", 1000, kMaxListLimit);

@@ -203,7 +203,29 @@ Status Server::start() {
   uv_signal_start(&sighup_, [](uv_signal_t* h, int) { static_cast<Server*>(h->data)->on_sighup(); }, SIGHUP);
   uv_timer_start(&idle_timer_, [](uv_timer_t* h) { static_cast<Server*>(h->data)->sweep_idle(); }, 500, 500);
   if (Status st = listen(); !st) return st;
-  return obs_->start_http(&loop_);
+  if (Status st = obs_->start_http(&loop_); !st) return st;
+  node_->when_opened([this](const Status& outcome) { on_node_opened(outcome); });
+  return Status::ok();
+}
+
+void Server::on_node_opened(const Status& outcome) {
+  if (!outcome) {
+    run_error_ = Status(outcome.code(), "cannot start serving: " + outcome.message());
+    begin_shutdown("the start's Reopen failed");
+    return;
+  }
+  serving_ = true;
+  if (!unread_connections_.empty()) {
+    spdlog::info("the start's Reopen is applied; reading from {} connections accepted meanwhile",
+                 unread_connections_.size());
+  }
+  std::vector<std::pair<std::uint64_t, std::string>> held = std::move(unread_connections_);
+  unread_connections_.clear();
+  if (shutting_down_) return;
+  for (auto& [id, peer] : held) {
+    auto it = connections_.find(id);
+    if (it != connections_.end() && !it->second->closed()) it->second->start(std::move(peer));
+  }
 }
 
 Status Server::bind_listener(uv_tcp_t& handle, bool& initialised, const std::string& host, std::uint16_t port,
@@ -260,7 +282,7 @@ Status Server::run() {
   executor_.reset();
   uv_run(&loop_, UV_RUN_DEFAULT);
   spdlog::info("server stopped");
-  return Status::ok();
+  return run_error_;
 }
 
 void Server::request_stop() {
@@ -293,6 +315,13 @@ void Server::on_new_connection(uv_stream_t* listener, int status) {
     conn->close_after_replies();  // reads nothing, closes after this error
     conn->start(peer_name(conn->handle()));
     conn->push(std::move(out));
+    return;
+  }
+  if (!serving_) {
+    // Read once the start's Reopen is applied (on_node_opened).
+    unread_connections_.emplace_back(conn->id(), peer_name(conn->handle()));
+    spdlog::debug("client connected id={} peer={} (read after the start's Reopen)", conn->id(),
+                  unread_connections_.back().second);
     return;
   }
   conn->start(peer_name(conn->handle()));

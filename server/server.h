@@ -83,8 +83,11 @@ class Server {
   // Errors: kInvalidArgument (impossible limits), the log's/node's/cluster
   // member's open errors (kIoError, kCorruption, kUnavailable), kIoError
   // "cannot listen on ...".
+  // After an unclean stop, connections are accepted at once but read only
+  // once run() applied the start's Reopen (Node::when_opened).
   Status start();
-  // Serves until stopped; returns after a clean shutdown.
+  // Serves until stopped; returns after a clean shutdown. Error: the start's
+  // Reopen could not be written (the server stopped without serving).
   Status run();
   // Thread-safe and async-signal-unsafe; asks the loop to shut down.
   void request_stop();
@@ -191,6 +194,10 @@ class Server {
   Status check_protected_mode() const;
   void on_sighup();
   void on_new_connection(uv_stream_t* listener, int status);
+  // The start's Reopen is applied (Node::when_opened): starts reading from
+  // the connections accepted meanwhile. A failed Reopen stops the server
+  // (run() returns the error).
+  void on_node_opened(const Status& outcome);
   void on_effect(const core::Effect& effect);
   void answer_waiters(const WaitKey& key, const std::function<void(Responder&)>& answer);
   // Nobody takes (lock, session)'s wait any more: propose its CancelWait and
@@ -240,6 +247,13 @@ class Server {
   std::unique_ptr<Observability> obs_;  // outlives node_ (the log's fsync hook uses its metrics)
   std::unique_ptr<node::Node> node_;
   std::unique_ptr<cluster::ClusterMember> cluster_;  // cluster mode; destroyed before node_
+
+  // False until the start's Reopen is applied (on_node_opened): connections
+  // are accepted but not read, so that no reply shows the state from before
+  // an unclean stop (sessions the Reopen expires). Ids and peers, in order.
+  bool serving_ = false;
+  std::vector<std::pair<std::uint64_t, std::string>> unread_connections_;
+  Status run_error_;  // what run() returns (the start's Reopen failed)
 
   std::uint64_t next_conn_id_ = 1;
   std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> connections_;

@@ -218,7 +218,14 @@ void run_server(ServerFlags& flags) {
     return;
   }
   Status s = srv.run();
-  set_exit_code(s ? exit_code::kOk : exit_code::kInternal);
+  if (!s) {
+    // The start's Reopen could not be written: the server stopped without
+    // serving (server/server.h, run()).
+    std::cerr << "leasehold server: stopped: " << s.message() << "\n";
+    set_exit_code(start_failure_exit_code(s));
+    return;
+  }
+  set_exit_code(exit_code::kOk);
 }
 
 void register_server(CLI::App& app) {

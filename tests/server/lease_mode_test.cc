@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/server_process.h"
-#include "tests/support/eventually.h"
 #include "tests/support/http_client.h"
 
 namespace leasehold::testing {
@@ -172,13 +171,11 @@ TEST_F(LeaseMode, AFailedStartAfterALeaseCrashDoesNotEraseTheQuarantine) {
   const std::int64_t remaining = info_field(c, "quarantine_remaining_ms");
   EXPECT_GT(remaining, 0) << "the lease-mode crash's quarantine was lost";
   EXPECT_LE(remaining, 4000 + 40 + 2);
-  // The start's Reopen is applied once its append is durable (fsync mode);
-  // from then on every pre-crash session is gone.
-  Value sessions;
-  EXPECT_TRUE(eventually([&] {
-    sessions = c.call({"SESSION.LIST"});
-    return sessions.debug_string().find("held") == std::string::npos;
-  }, 10s)) << "every session is expired: " << sessions.debug_string();
+  // The start's Reopen is applied once its append is durable (fsync mode),
+  // and no command is answered before: every pre-crash session is gone.
+  const Value sessions = c.call({"SESSION.LIST"});
+  EXPECT_EQ(sessions.debug_string().find("held"), std::string::npos)
+      << "every session is expired: " << sessions.debug_string();
 }
 
 TEST_F(LeaseMode, CleanRestartHasNoQuarantine) {
