@@ -12,7 +12,7 @@ std::atomic<unsigned> g_enabled{0};  // one bit per TestFault
 const std::vector<std::string_view>& test_fault_names() {
   static const std::vector<std::string_view> names = {"ack-before-fsync", "expire-early", "skip-fence-check",
                                                       "reuse-token-after-restart", "grant-two-waiters",
-                                                      "slow-etcd-append-reply"};
+                                                      "slow-etcd-append-reply", "hold-first-append"};
   return names;
 }
 

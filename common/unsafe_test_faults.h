@@ -22,6 +22,12 @@
 //                              2 s late (log/etcd_log.cc), so its entry comes
 //                              back on the log watch first (a regression test
 //                              of the promotion after a step-down)
+//   hold-first-append          breaks no promise, only timing: the embedded
+//                              log's first append waits (60 s at most) until
+//                              the file <data dir>/release-first-append
+//                              exists, then deletes it (log/rocksdb_log.cc),
+//                              so a test can look at a start whose Reopen
+//                              is not durable yet
 //
 // Thread-safety: enable() is called once at start, before any other thread
 // reads the switches; enabled() may then be called from any thread.
@@ -42,6 +48,7 @@ enum class TestFault : unsigned {
   kReuseTokenAfterRestart,
   kGrantTwoWaiters,
   kSlowEtcdAppendReply,
+  kHoldFirstAppend,
 };
 
 // The switch names, in TestFault order.

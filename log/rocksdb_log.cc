@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "common/assert.h"
 #include "common/unsafe_test_faults.h"
@@ -83,6 +85,8 @@ class RocksLog final : public Log {
   Status open_journal(bool existed);
   // RocksDB's WAL synced, then a new journal generation at last_ + 1.
   Status sync_and_restart_journal();
+  // hold-first-append (an unsafe test switch): polls for the release file.
+  void hold_until_released();
   // The journal write (synced unless !sync) and the RocksDB put of one entry.
   Status write_entry(LogIndex index, const std::string& batch, bool sync);
   void enqueue(Task task);
@@ -106,6 +110,7 @@ class RocksLog final : public Log {
   std::optional<Snapshot> opened_snapshot_;  // verified at open, handed out once
   std::atomic<int> appends_in_flight_{0};
   Status failed_;  // writer thread only: set after a failed write, never cleared
+  bool appended_ = false;  // writer thread only: an append was attempted (hold-first-append)
   // The snapshot stream (writer thread only): its file, and its first error.
   bool stream_open_ = false;       // loop thread: a stream was begun and not finished
   LogIndex stream_index_ = 0;
@@ -412,6 +417,11 @@ Result<LogIndex> RocksLog::do_append(const std::string& batch) {
   // skipped by recovery (the snapshot already covers its index).
   LEASEHOLD_ASSERT(index > snapshot_.load(), "append at {} at or below the snapshot at {}", index,
                    snapshot_.load());
+  // UNSAFE TEST FAULT hold-first-append (common/unsafe_test_faults.h):
+  // timing only; the first append waits until the test releases it.
+  if (!std::exchange(appended_, true) && unsafe::enabled(unsafe::TestFault::kHoldFirstAppend)) {
+    hold_until_released();
+  }
   // UNSAFE TEST FAULT ack-before-fsync (common/unsafe_test_faults.h): the
   // entry stays in the page cache, and the caller answers as if durable.
   const bool sync = !unsafe::enabled(unsafe::TestFault::kAckBeforeFsync);
@@ -429,6 +439,18 @@ Result<LogIndex> RocksLog::do_append(const std::string& batch) {
   if (first_.load() == 0) first_ = index;
   last_ = index;
   return index;
+}
+
+void RocksLog::hold_until_released() {
+  const std::filesystem::path release = std::filesystem::path(options_.dir) / "release-first-append";
+  spdlog::critical("UNSAFE TEST FAULT hold-first-append: the first append waits until {} exists (60 s at most)",
+                   release.string());
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::error_code ec;
+  while (!std::filesystem::exists(release, ec) && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::filesystem::remove(release, ec);  // the next start holds again
 }
 
 Status RocksLog::write_entry(LogIndex index, const std::string& batch, bool sync) {
