@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "tests/cluster/cluster_fixture.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 namespace {
@@ -129,7 +130,7 @@ TEST(ClusterQuorumTest, LinearizableReadsFailClearlyWithoutQuorumAndResume) {
   c->etcd().kill(1);
   // Each read: one barrier txn that times out after --etcd-timeout-ms, and
   // a read may wait for the barrier in flight first: 2 x 1 s + slack.
-  constexpr auto kReadBound = 3500ms;
+  const auto kReadBound = scaled(3500ms);
   bool saw_etcd_unavailable = false;
   const auto until = SteadyClock::now() + 6s;  // past the lease TTL: the primary steps down meanwhile
   int reads = 0;
@@ -259,11 +260,11 @@ TEST(ClusterQuorumTest, UnreachableEtcdAtStartFailsCleanlyWithinTheBound) {
                               "test", "--etcd-timeout-ms", "200"},
                              opts);
   ASSERT_TRUE(p) << p.status().to_string();
-  const auto code = p->wait(20s);
+  const auto code = p->wait(scaled(20s));
   ASSERT_TRUE(code.has_value()) << "the server did not give up";
   const auto took = SteadyClock::now() - started;
   EXPECT_EQ(*code, 69);  // EX_UNAVAILABLE (common/exit_codes.h)
-  EXPECT_LT(took, 15s);
+  EXPECT_LT(took, scaled(15s));
   std::ifstream in(stderr_path);
   const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(err.find("leasehold server: "), std::string::npos) << err;
