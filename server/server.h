@@ -4,7 +4,9 @@
 // start() validates the limits (validate_config), opens the node over its
 // log (embedded mode: RocksDB in data_dir, recovered there; cluster mode:
 // joins through cluster::ClusterMember with the log in etcd, as a standby
-// until elected), then binds the listener; run() serves until SIGINT/SIGTERM (or request_stop()), then
+// until elected), then binds the listener; run() serves (after an unclean
+// stop, from the moment the start's Reopen is applied: connections accepted
+// before wait unread) until SIGINT/SIGTERM (or request_stop()), then
 // stops accepting, lets the node commit what it accepted (node shutdown),
 // closes every client and returns. Disk writes happen on the log's thread;
 // their completions come back through the loop executor (loop_executor.h).
