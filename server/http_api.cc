@@ -82,7 +82,7 @@ HttpResponse readyz(Server& server) {
   };
   if (server.shutting_down()) return not_ready(503, "shutting down");
   if (!st.failure.is_ok()) return not_ready(503, "the log failed; the node takes no writes: " + st.failure.message());
-  if (!node.opened()) return not_ready(503, "starting: writing the record of the unclean stop (Reopen)");
+  if (!node.opened()) return not_ready(503, std::string(kStartingReason));
   if (st.role != node::Role::kPrimary) {
     const std::string primary = node.primary_address();
     j["primary"] = primary.empty() ? json(nullptr) : json(primary);

@@ -31,6 +31,10 @@ HttpResponse api_history(Server& server, bool filter, const std::string& lock, s
                          std::uint64_t before_id);
 HttpResponse readyz(Server& server);
 
+// Why /readyz and the /api state views answer 503 before the start's Reopen
+// is applied (Node::opened(); the client port reads nothing until then).
+inline constexpr std::string_view kStartingReason = "starting: writing the record of the unclean stop (Reopen)";
+
 using text::base64_encode;  // common/text_encoding.h
 using text::is_valid_utf8;
 

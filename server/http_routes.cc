@@ -67,7 +67,7 @@ HttpResponse route_http_request(Server& server, const HttpRequest& req) {
   if (path.rfind("/api/", 0) == 0 && path != "/api/history" && !server.node().opened()) {
     // Like the client port, which reads nothing yet: the state still shows
     // what the stopped run left (server/server.h, start()).
-    return HttpResponse::json(503, "{\"error\":\"starting: writing the record of the unclean stop (Reopen)\"}");
+    return HttpResponse::json(503, "{\"error\":\"" + std::string(kStartingReason) + "\"}");
   }
   if (path == "/api/status") return api_status(server);
   if (path == "/api/locks") {
