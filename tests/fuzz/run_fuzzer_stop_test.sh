@@ -10,13 +10,18 @@ set -euo pipefail
 source_dir=$1
 dir=$(mktemp -d)
 runner=""
+# Only in this shell: a stop that lands in the copy of it that is about to
+# exec run-fuzzer.sh makes that copy run the EXIT trap too (seen under load).
 cleanup() {
+  [[ $BASHPID == "$$" ]] || return 0
   [[ -n "$runner" ]] && kill -KILL "$runner" 2>/dev/null
   pkill -KILL -f "$dir/fake-fuzzer" 2>/dev/null || true
   rm -rf "$dir"
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# What the runner and its children are doing, for a failure message.
+runner_tree() { ps -o pid,ppid,stat,wchan:20,etime,args -p "$runner" --ppid "$runner" 2>&1 || true; }
 
 # $1: what the fake does on SIGTERM ("" = ignore it, "exit 72" = libFuzzer's clean stop)
 # $2: when to stop the run: "started" (once the fake runs) or a delay in
@@ -46,7 +51,8 @@ FAKE
   kill -TERM "$runner"
   deadline=$((SECONDS + 30))
   while kill -0 "$runner" 2>/dev/null; do
-    ((SECONDS < deadline)) || fail "run-fuzzer.sh still running 30 s after SIGTERM: $(cat "$dir/out.log")"
+    ((SECONDS < deadline)) || fail "run-fuzzer.sh (stop '$2', grace $3 s, fake's trap '$1') still running 30 s after SIGTERM: $(cat "$dir/out.log")
+$(runner_tree)"
     sleep 0.1
   done
   RUN_STATUS=0
