@@ -39,7 +39,9 @@ mkdir -p "$logs"
 worker() {
   local id=$1 stop=0 failed=0 i=$1
   local run=0
-  trap 'stop=1; ((run == 0)) || kill -TERM "$run" 2>/dev/null' TERM INT
+  # The stop is passed on to the running run-fuzzer.sh by wait_child, which
+  # sends it again at every poll until that run has ended.
+  trap 'stop=1' TERM INT
   while ((stop == 0)); do
     local t=${targets[i % ${#targets[@]}]}
     i=$((i + 1))
@@ -48,8 +50,7 @@ worker() {
     bash "$here/run-fuzzer.sh" "$build_fuzz/fuzz/fuzz_$t" "$t" "$run_seconds" "$here/../fuzz" \
       "$build_fuzz/fuzz/work" >"$log" 2>&1 &
     run=$!
-    ((stop == 0)) || kill -TERM "$run" 2>/dev/null  # the stop came before run= was set
-    wait_child "$run"
+    wait_child "$run" stop
     status=$WAIT_STATUS
     run=0
     # Interrupted by our own stop (libFuzzer 72 "run interrupted", or 143/130
@@ -68,17 +69,17 @@ worker() {
   return "$failed"
 }
 
-# A stop is passed on to the workers; each then records its interrupted run.
+# A stop is passed on to every worker at once, and again by wait_child at
+# every poll until each has ended; each then records its interrupted run.
 pids=() stopping=0
 trap 'stopping=1; ((${#pids[@]} == 0)) || kill -TERM "${pids[@]}" 2>/dev/null' TERM INT
 for ((w = 0; w < workers; w++)); do
   worker "$w" &
   pids+=($!)
 done
-((stopping == 0)) || kill -TERM "${pids[@]}" 2>/dev/null
 status=0
 for p in "${pids[@]}"; do
-  wait_child "$p"
+  wait_child "$p" stopping
   # 143: stopped before its own trap was set (nothing of it to record).
   ((WAIT_STATUS == 0 || (stopping == 1 && WAIT_STATUS == 143))) || status=1
 done
