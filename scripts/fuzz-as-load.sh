@@ -56,8 +56,14 @@ worker() {
     # Interrupted by our own stop (libFuzzer 72 "run interrupted", or 143/130
     # when the signal came before libFuzzer's handler): not a finding unless
     # the output shows one; the count up to the interrupt is kept, if any.
+    # A finding is a sanitizer's or libFuzzer's report ("==PID==ERROR: ...",
+    # "==PID== ERROR: libFuzzer: ..."), a UBSan "runtime error" or our own
+    # invariant check. Not one: "LLVM ERROR: IO failure on output stream",
+    # which llvm-symbolizer prints when the stop ends the fuzzer while it
+    # symbolizes a NEW_FUNC line (seen in fuzz.as_load under load).
     if ((stop == 1 && (status == 143 || status == 130 || status == 72))) &&
-      ! grep -q -e 'ERROR: ' -e 'runtime error' -e 'SUMMARY: ' -e 'invariant broken' "$log"; then
+      ! grep -q -E -e '==[0-9]+== ?ERROR: ' -e 'runtime error' -e 'SUMMARY: ([A-Za-z]+Sanitizer|libFuzzer)' \
+        -e 'invariant broken' "$log"; then
       status=0
     fi
     bash "$here/fuzz-ledger.sh" record "$ledger" "$t" "$log" "$status" "$(($(date +%s) - start))"
