@@ -22,18 +22,16 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# $1: a script to run in the background; it must end within 30 s.
-# Sets STATUS to its exit status.
-run_bounded() {
-  bash "$1" &
-  caller=$!
+# Waits for the background child $1 (the current caller) to end, 30 s at
+# most (else fails, naming it $2), and sets STATUS to its exit status.
+await_caller() {
   local deadline=$((SECONDS + 30))
-  while kill -0 "$caller" 2>/dev/null; do
-    ((SECONDS < deadline)) || fail "$1 still runs after 30 s: $(ps -o pid,stat,args --ppid "$caller")"
+  while kill -0 "$1" 2>/dev/null; do
+    ((SECONDS < deadline)) || fail "$2 still runs after 30 s: $(ps -o pid,stat,args --ppid "$1")"
     sleep 0.05
   done
   STATUS=0
-  wait "$caller" || STATUS=$?
+  wait "$1" || STATUS=$?
   caller=""
 }
 
@@ -54,7 +52,9 @@ stop=1
 wait_child "\$child" stop
 exit "\$WAIT_STATUS"
 SCRIPT
-run_bounded "$dir/resend"
+bash "$dir/resend" &
+caller=$!
+await_caller "$caller" "a caller waiting for a child that missed the first stop"
 ((STATUS == 9)) || fail "a child that missed the first stop: exit $STATUS"
 
 # A caller like fuzz-as-load.sh's worker, stopped early: its trap only sets
@@ -75,15 +75,8 @@ for delay in 0 0.005 0.01 0.02 0.03 0.05 0.08 0.12 0.2; do
   caller=$!
   sleep "$delay"  # the stop's moment is what is tested: early, not after some event
   kill -TERM "$caller"
-  deadline=$((SECONDS + 30))
-  while kill -0 "$caller" 2>/dev/null; do
-    ((SECONDS < deadline)) || fail "a caller stopped after ${delay}s still runs 30 s later: $(ps -o pid,stat,args --ppid "$caller")"
-    sleep 0.05
-  done
-  status=0
-  wait "$caller" || status=$?
-  caller=""
-  ((status == 3 || status == 143)) || fail "a caller stopped after ${delay}s: exit $status"
+  await_caller "$caller" "a caller stopped after ${delay}s"
+  ((STATUS == 3 || STATUS == 143)) || fail "a caller stopped after ${delay}s: exit $STATUS"
   if pgrep -f ": $dir/child" >/dev/null; then fail "a child outlived its caller stopped after ${delay}s"; fi
 done
 echo "wait_child_test: OK"
