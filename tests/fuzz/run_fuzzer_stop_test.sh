@@ -8,10 +8,11 @@
 #   run_fuzzer_stop_test.sh SOURCE_DIR
 set -euo pipefail
 source_dir=$1
+source "$source_dir/tests/fuzz/await_exec.sh"
 dir=$(mktemp -d)
 runner=""
-# Only in this shell: a stop that lands in the copy of it that is about to
-# exec run-fuzzer.sh makes that copy run the EXIT trap too (seen under load).
+# Only in this shell, not in a copy of it that a signal catches before it
+# has exec'd (see tests/fuzz/await_exec.sh).
 cleanup() {
   [[ $BASHPID == "$$" ]] || return 0
   [[ -n "$runner" ]] && kill -KILL "$runner" 2>/dev/null
@@ -25,7 +26,7 @@ runner_tree() { ps -o pid,ppid,stat,wchan:20,etime,args -p "$runner" --ppid "$ru
 
 # $1: what the fake does on SIGTERM ("" = ignore it, "exit 72" = libFuzzer's clean stop)
 # $2: when to stop the run: "started" (once the fake runs) or a delay in
-#     seconds after run-fuzzer.sh starts (the fake may not run yet)
+#     seconds after run-fuzzer.sh has exec'd (the fake may not run yet)
 # $3: the stop grace in seconds
 run_with_fake() {
   cat >"$dir/fake-fuzzer" <<FAKE
@@ -39,6 +40,7 @@ FAKE
   RUN_FUZZER_STOP_GRACE=$3 bash "$source_dir/scripts/run-fuzzer.sh" "$dir/fake-fuzzer" fake 600 "$dir/fuzz" \
     "$dir/work" >"$dir/out.log" 2>&1 &
   runner=$!
+  await_exec "$runner" run-fuzzer.sh || fail "run-fuzzer.sh did not start: $(cat "$dir/out.log")"
   local deadline=$((SECONDS + 30))
   if [[ $2 == started ]]; then
     until [[ -f "$dir/started" ]]; do

@@ -9,10 +9,11 @@
 set -euo pipefail
 source_dir=$1
 source "$source_dir/scripts/wait-child.sh"
+source "$source_dir/tests/fuzz/await_exec.sh"
 dir=$(mktemp -d)
 caller=""
-# Only in this shell: a stop that lands in a copy of it about to exec runs
-# the EXIT trap there too.
+# Only in this shell, not in a copy of it that a signal catches before it
+# has exec'd (see tests/fuzz/await_exec.sh).
 cleanup() {
   [[ $BASHPID == "$$" ]] || return 0
   [[ -n "$caller" ]] && kill -KILL "$caller" 2>/dev/null
@@ -73,6 +74,7 @@ CALLER
 for delay in 0 0.005 0.01 0.02 0.03 0.05 0.08 0.12 0.2; do
   bash "$dir/caller" &
   caller=$!
+  await_exec "$caller" "$dir/caller" || fail "the caller did not start"
   sleep "$delay"  # the stop's moment is what is tested: early, not after some event
   kill -TERM "$caller"
   await_caller "$caller" "a caller stopped after ${delay}s"
