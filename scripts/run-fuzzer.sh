@@ -13,6 +13,7 @@ if (($# < 5)); then
 fi
 binary=$1 name=$2 seconds=$3 fuzz_dir=$4 work_dir=$5
 shift 5
+source "$(dirname "$0")/wait-child.sh"
 seeds="$fuzz_dir/corpus/$name"
 corpus="$work_dir/$name/corpus"
 artifacts="$work_dir/$name/artifacts"
@@ -62,16 +63,8 @@ while kill -0 "$fuzzer" 2>/dev/null; do
   fi
   sleep "$poll" || true  # a Ctrl-C reaches the sleep too; the trap has the stop
 done
-status=0
-wait "$fuzzer" || status=$?
-# The fuzzer has exited, so this wait does not block; a second stop landing
-# in it can still cut it short (128 + the signal) before it read the status,
-# and a second wait then gives the status (127 if the first one had it).
-if ((interrupted == 1 && status > 128 && killed == 0)); then
-  last=0
-  wait "$fuzzer" 2>/dev/null || last=$?
-  ((last == 127)) || status=$last
-fi
+wait_child "$fuzzer"  # it has exited: this only reads its status
+status=$WAIT_STATUS
 # Killed after the grace (SIGKILL: 128 + 9): interrupted.
 if ((killed == 1 && status == 137)); then exit 72; fi
 if ((status != 0)); then
