@@ -51,14 +51,9 @@ FAKE
     sleep "$2"  # the stop's moment is what is tested: early, not after some event
   fi
   kill -TERM "$runner"
-  deadline=$((SECONDS + 30))
-  while kill -0 "$runner" 2>/dev/null; do
-    ((SECONDS < deadline)) || fail "run-fuzzer.sh (stop '$2', grace $3 s, fake's trap '$1') still running 30 s after SIGTERM: $(cat "$dir/out.log")
+  await_exit "$runner" || fail "run-fuzzer.sh (stop '$2', grace $3 s, fake's trap '$1') still running 30 s after SIGTERM: $(cat "$dir/out.log")
 $(runner_tree)"
-    sleep 0.1
-  done
-  RUN_STATUS=0
-  wait "$runner" || RUN_STATUS=$?
+  RUN_STATUS=$AWAIT_STATUS
   runner=""
   if pgrep -f "$dir/fake-fuzzer" >/dev/null; then fail "the fake fuzzer outlived run-fuzzer.sh"; fi
 }

@@ -26,13 +26,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # Waits for the background child $1 (the current caller) to end, 30 s at
 # most (else fails, naming it $2), and sets STATUS to its exit status.
 await_caller() {
-  local deadline=$((SECONDS + 30))
-  while kill -0 "$1" 2>/dev/null; do
-    ((SECONDS < deadline)) || fail "$2 still runs after 30 s: $(ps -o pid,stat,args --ppid "$1")"
-    sleep 0.05
-  done
-  STATUS=0
-  wait "$1" || STATUS=$?
+  await_exit "$1" || fail "$2 still runs after 30 s: $(ps -o pid,stat,args --ppid "$1")"
+  STATUS=$AWAIT_STATUS
   caller=""
 }
 
