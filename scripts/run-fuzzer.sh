@@ -66,8 +66,12 @@ done
 wait_child "$fuzzer"  # it has exited: this only reads its status
 status=$WAIT_STATUS
 # Killed after the grace (SIGKILL: 128 + 9): interrupted.
-if ((killed == 1 && status == 137)); then exit 72; fi
-if ((status != 0)); then
+if ((killed == 1 && status == 137)); then status=72; fi
+# Our stop ended it (libFuzzer's 72, or SIGTERM/SIGINT before its handler
+# was in place): a stopped run, not a failed one.
+if ((interrupted == 1 && (status == 72 || status == 143 || status == 130))); then
+  echo "run-fuzzer: $name stopped (exit $status)" >&2
+elif ((status != 0)); then
   echo "run-fuzzer: $name FAILED (exit $status); reproduce with: $binary $artifacts/<file>" >&2
   ls -l "$artifacts" >&2 || true
 fi

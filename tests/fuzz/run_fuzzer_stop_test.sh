@@ -65,6 +65,8 @@ grep -q 'still running 2 s after the stop; killed it' "$dir/out.log" || fail "no
 run_with_fake 'exit 72' started 2
 ((RUN_STATUS == 72)) || fail "a fuzzer that stops cleanly: exit $RUN_STATUS, want 72: $(cat "$dir/out.log")"
 grep -q 'killed it' "$dir/out.log" && fail "a fuzzer that stopped by itself was killed: $(cat "$dir/out.log")"
+grep -q 'FAILED' "$dir/out.log" && fail "a stopped run reported as failed: $(cat "$dir/out.log")"
+grep -q 'fake stopped (exit 72)' "$dir/out.log" || fail "no stop line: $(cat "$dir/out.log")"
 
 # Stops at moments spread over the script's start (before the fuzzer exists,
 # as it starts, as the script begins to wait): each run still ends, and no
