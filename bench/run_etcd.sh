@@ -31,6 +31,7 @@
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
+source "$root/scripts/wait-child.sh"
 etcd_bin=${ETCD_BIN:-$(command -v etcd || true)}
 
 die() { echo "run_etcd.sh: $*" >&2; exit 2; }
@@ -197,12 +198,14 @@ echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, before the run)"
 echo "etcd:    $("$etcd_bin" --version | head -n 1 | sed 's/.*: //'), sizes ${ETCD_SIZES:-1 3}, one leasehold node per etcd"
 echo "command: $driver ${targets[*]} ${ratios[*]} ${defaults[*]} $*"
 
-status=0
-# In the background and waited for, so that INT/TERM run the traps at once.
+# In the background and polled for (scripts/wait-child.sh), so that INT/TERM
+# run the traps within a poll: bash's `wait` would hold a signal that lands
+# just before it starts until the driver's run ends.
 timeout --kill-after=10 "${DRIVER_TIMEOUT:-3600}" \
   "$driver" "${targets[@]}" "${ratios[@]}" "${defaults[@]}" "$@" &
 driver_pid=$!
-wait "$driver_pid" || status=$?
+wait_child "$driver_pid"
+status=$WAIT_STATUS
 driver_pid=
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, after the run)"
 exit "$status"

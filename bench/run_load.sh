@@ -27,6 +27,7 @@
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
+source "$root/scripts/wait-child.sh"
 
 die() { echo "run_load.sh: $*" >&2; exit 2; }
 [[ -x $driver ]] || die "$driver not found: run 'make build' first"
@@ -36,9 +37,14 @@ command -v redis-benchmark >/dev/null || die "redis-benchmark not found (scripts
 
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-loadbench-XXXXXX")
 pids=()
+driver_pid=
 
 stop_all() {
   local pid i
+  if [[ -n $driver_pid ]]; then
+    kill -TERM "$driver_pid" 2>/dev/null || true
+    wait "$driver_pid" 2>/dev/null || true
+  fi
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do
     for ((i = 0; i < 50; i++)); do
@@ -162,7 +168,12 @@ echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, before the run)"
 echo "redis:   $(redis-server --version | cut -d' ' -f3)"
 echo "command: $driver ${targets[*]} $*"
 
-status=0
-"$driver" "${targets[@]}" "$@" || status=$?
+# In the background and polled for (scripts/wait-child.sh), so that a TERM
+# sent to this script alone runs the traps within a poll, not after the run.
+"$driver" "${targets[@]}" "$@" &
+driver_pid=$!
+wait_child "$driver_pid"
+status=$WAIT_STATUS
+driver_pid=
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, after the run)"
 exit "$status"
