@@ -3,7 +3,7 @@
 #   build      $BUILD (relative to root) or root/build
 #   driver     build/bench/leasehold_loadbench
 #   leasehold  build/leasehold
-# and defines wait_for_ping, stop_server, round_order and the probes
+# and defines wait_for_ping, stop_server, stop_pids, round_order and the probes
 # committed, cpu_ticks and histogram (below). Checks nothing: each script says what
 # it needs.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,6 +28,21 @@ wait_for_ping() {
 stop_server() {
   [[ -n ${server_pid:-} ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
   [[ -n ${workdir:-} ]] && rm -rf "$workdir"
+  return 0
+}
+# stop_pids PID...: stops each child in the order given: TERM, KILL if it
+# is still running 5 s later, then reaps it. Returns 0 (for EXIT traps).
+stop_pids() {
+  local pid i
+  for pid in "$@"; do
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   return 0
 }
 # committed PORT: the server's INFO commands_committed on 127.0.0.1:PORT.

@@ -52,24 +52,12 @@ pids=()
 driver_pid=
 
 stop_all() {
-  local i j pid
+  local i
   # The driver runs under `timeout`, which has its own process group (a
   # terminal's Ctrl-C does not reach it): stop it first.
-  if [[ -n $driver_pid ]]; then
-    kill -TERM "$driver_pid" 2>/dev/null || true
-    wait "$driver_pid" 2>/dev/null || true
-  fi
+  [[ -z $driver_pid ]] || stop_pids "$driver_pid"
   # Reverse start order: leasehold nodes before the etcd they use.
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-    pid=${pids[i]}
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((j = 0; j < 50; j++)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pids "${pids[i]}"; done
   if [[ ${KEEP_WORKDIR:-0} == 1 ]]; then
     echo "run_etcd.sh: logs kept in $workdir" >&2
   else

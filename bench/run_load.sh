@@ -40,20 +40,9 @@ pids=()
 driver_pid=
 
 stop_all() {
-  local pid i
-  if [[ -n $driver_pid ]]; then
-    kill -TERM "$driver_pid" 2>/dev/null || true
-    wait "$driver_pid" 2>/dev/null || true
-  fi
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for ((i = 0; i < 50; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
+  local i
+  [[ -z $driver_pid ]] || stop_pids "$driver_pid"
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pids "${pids[i]}"; done
   if [[ ${KEEP_WORKDIR:-0} == 1 ]]; then
     echo "run_load.sh: logs kept in $workdir" >&2
   else
