@@ -7,11 +7,17 @@
 //                          a live holder is never refused; FENCE.PUT never
 //                          acknowledges a token lower than one acknowledged
 //                          before it was sent.
-//   check_token_order      (b) exclusive/semaphore/compat grant tokens are
-//                          unique (shared readers woken together may share
-//                          one); a grant acknowledged before another acquire
-//                          was sent has the lower token (tokens are one
-//                          server-wide revision, docs/core.md).
+//   check_token_order      (b) grant tokens are unique, except that the
+//                          grants one applied command made share its token
+//                          (docs/core.md): readers woken together, or the
+//                          waiters of several locks granted at the end of a
+//                          lock-delay or a quarantine. Such grants were all
+//                          pending at one instant, answered between the
+//                          same two crashes, and never two writers (or a
+//                          writer and readers) of one lock. A grant
+//                          acknowledged before another acquire was sent has
+//                          the lower token (tokens are one server-wide
+//                          revision).
 //   check_mutual_exclusion (c) per lock, live holds (`hold` records, and
 //                          compat keys from SET NX to DELIFEQ or expiry)
 //                          never overlap unless all are shared; a semaphore

@@ -1,6 +1,8 @@
 // torture/checker/token_order.cc: check (b), see checker.h.
 #include <algorithm>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "torture/checker/checker.h"
 
@@ -11,22 +13,68 @@ bool is_grant(const Op& op) {
   return (op.op == "acquire" || op.op == "cset") && op.out == Outcome::kOk && op.token != 0;
 }
 
+// The crash a time falls after: 0 before the first crash record's kill, k
+// after the k-th restart; -1 inside a crash's window (kill to answering
+// again), where a reply may come from either process.
+int epoch_of(std::int64_t t, const std::vector<const Op*>& crashes) {
+  int epoch = 0;
+  for (const Op* c : crashes) {
+    if (t >= c->cmp) {
+      ++epoch;
+    } else if (t >= c->inv) {
+      return -1;
+    }
+  }
+  return epoch;
+}
+
+// Whether one applied command could have made all of `grants` (one token):
+// all acquires (no compat SET: it grants only itself), all pending at one
+// instant, all answered between the same two crashes, and on each lock only
+// shared readers or semaphore permits (never two writers, never a writer
+// beside readers).
+bool one_command(const std::vector<const Op*>& grants, const std::vector<const Op*>& crashes) {
+  std::int64_t last_sent = 0;
+  std::int64_t first_answered = grants.front()->cmp;
+  const int epoch = epoch_of(grants.front()->cmp, crashes);
+  std::map<std::string, std::vector<const Op*>> per_lock;
+  for (const Op* g : grants) {
+    if (g->op != "acquire" || epoch_of(g->cmp, crashes) != epoch || epoch < 0) return false;
+    last_sent = std::max(last_sent, g->inv);
+    first_answered = std::min(first_answered, g->cmp);
+    per_lock[g->key].push_back(g);
+  }
+  if (last_sent > first_answered) return false;
+  for (const auto& [lock, on_lock] : per_lock) {
+    if (on_lock.size() < 2) continue;
+    const std::string& mode = on_lock.front()->mode;
+    if (mode != "shared" && mode != "semaphore") return false;
+    for (const Op* g : on_lock) {
+      if (g->mode != mode) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<Violation> check_token_order(const std::vector<Op>& history) {
   std::vector<Violation> out;
-  // Uniqueness: a token belongs to one grant, unless every grant with it is
-  // a shared grant of one lock (readers woken by one command).
+  // Uniqueness: a token belongs to one grant, unless one applied command
+  // made every grant with it (docs/core.md: a release waking readers, the
+  // end of a lock-delay or of a `lease` quarantine granting the waiters of
+  // several locks).
+  std::vector<const Op*> crashes;
+  for (const Op& op : history) {
+    if (op.op == "crash") crashes.push_back(&op);
+  }
   std::map<std::uint64_t, std::vector<const Op*>> by_token;
   for (const Op& op : history) {
     if (is_grant(op)) by_token[op.token].push_back(&op);
   }
   for (const auto& [token, grants] : by_token) {
     if (grants.size() < 2) continue;
-    const bool all_shared = std::all_of(grants.begin(), grants.end(), [&](const Op* g) {
-      return g->op == "acquire" && g->mode == "shared" && g->key == grants.front()->key;
-    });
-    if (!all_shared) {
+    if (!one_command(grants, crashes)) {
       out.push_back({"token-order", "token " + std::to_string(token) + " granted " + std::to_string(grants.size()) +
                                         " times (first: " + grants[0]->key + " to process " +
                                         std::to_string(grants[0]->process) + ", then " + grants[1]->key +
