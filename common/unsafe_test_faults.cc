@@ -12,7 +12,8 @@ std::atomic<unsigned> g_enabled{0};  // one bit per TestFault
 const std::vector<std::string_view>& test_fault_names() {
   static const std::vector<std::string_view> names = {"ack-before-fsync", "expire-early", "skip-fence-check",
                                                       "reuse-token-after-restart", "grant-two-waiters",
-                                                      "slow-etcd-append-reply", "hold-first-append"};
+                                                      "slow-etcd-append-reply", "hold-first-append",
+                                                      "skip-quarantine"};
   return names;
 }
 

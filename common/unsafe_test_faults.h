@@ -28,6 +28,9 @@
 //                              exists, then deletes it (log/rocksdb_log.cc),
 //                              so a test can look at a start whose Reopen
 //                              is not durable yet
+//   skip-quarantine            after an unclean stop of a `lease`-mode run,
+//                              the start expires every session but grants
+//                              at once: no quarantine (node/revision_guard.cc)
 //
 // Thread-safety: enable() is called once at start, before any other thread
 // reads the switches; enabled() may then be called from any thread.
@@ -49,6 +52,7 @@ enum class TestFault : unsigned {
   kGrantTwoWaiters,
   kSlowEtcdAppendReply,
   kHoldFirstAppend,
+  kSkipQuarantine,
 };
 
 // The switch names, in TestFault order.

@@ -130,6 +130,9 @@ Result<ReopenPlan> plan_for(const RevisionGuardOptions& o, core::Revision revisi
   if (rec.lease) {  // the stopped run acknowledged commands before they were durable
     reopen.expire_sessions = true;
     reopen.quarantine_ms = with_drift_margin(rec.max_ttl_ms);
+    // UNSAFE TEST FAULT skip-quarantine (common/unsafe_test_faults.h):
+    // grant at once, while pre-crash holders may still be within their TTL.
+    if (unsafe::enabled(unsafe::TestFault::kSkipQuarantine)) reopen.quarantine_ms = 0;
   }
   plan.record = log::RevisionRecord{reopen.revision_floor + o.block, revision, rec.max_ttl_ms, 0, false};
   plan.notices.push_back("the last stop was not clean: revisions continue at " + num(reopen.revision_floor) +
