@@ -142,9 +142,13 @@ bool wants_fault(const RunConfig& c, const std::string& fault) {
 }
 
 Result<std::unique_ptr<Target>> make_target(const RunConfig& c, const std::string& dir, const Env& server_env) {
-  if (c.mode == "embedded") {
-    auto t = std::make_unique<EmbeddedTarget>(c, dir, server_env);
-    if (Status st = t->start(c); !st) return st;
+  if (c.mode == "embedded" || c.mode == "embedded-lease") {
+    RunConfig server_config = c;
+    if (c.mode == "embedded-lease") {
+      server_config.extra_server_flags.insert(server_config.extra_server_flags.begin(), {"--durability", "lease"});
+    }
+    auto t = std::make_unique<EmbeddedTarget>(server_config, dir, server_env);
+    if (Status st = t->start(server_config); !st) return st;
     return std::unique_ptr<Target>(std::move(t));
   }
   if (c.mode == "cluster-1etcd" || c.mode == "cluster-3etcd") {

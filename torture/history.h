@@ -24,6 +24,9 @@
 //   fault     the nemesis: kind in `value`, injected at inv, healed at cmp
 //   crash     the server was killed at inv and answered again at cmp
 //   liveness  the post-heal acquire: ok within the bound, else fail
+//   durability  the server's mode when it is not the default: value
+//             "lease" (`--durability lease`), limit = the longest session
+//             TTL the workers ask for, ms (one record, first)
 // Outcome unknown has cmp = the time the client gave up; the checker treats
 // it as "may take effect any time after inv".
 // Thread-safety: HistoryWriter is safe from many threads (one mutex);

@@ -1,6 +1,6 @@
 // torture/main.cc: the `leasehold-torture` command (docs/torture.md).
 //
-//   leasehold-torture run [--mode embedded|cluster-1etcd|cluster-3etcd|mixed] [--seed N|random] [--runs N] [--seconds S] [--workers N] [--ttl MS] [--keys N]
+//   leasehold-torture run [--mode embedded|embedded-lease|cluster-1etcd|cluster-3etcd|mixed] [--seed N|random] [--runs N] [--seconds S] [--workers N] [--ttl MS] [--keys N]
 //                         [--faults a,b,...] [--clock none|wall|rate:X|random]
 //                         [--server-arg ARG]... [--server-env K=V]... [--failures DIR]
 //                         [--keep-history] [--report FILE] [--summary FILE] [--expect-violation]
@@ -176,7 +176,8 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
     }
   }
   const std::string mode = c.mode;
-  if (mode != "embedded" && mode != "cluster-1etcd" && mode != "cluster-3etcd" && mode != "mixed") {
+  if (mode != "embedded" && mode != "embedded-lease" && mode != "cluster-1etcd" && mode != "cluster-3etcd" &&
+      mode != "mixed") {
     usage("unknown mode " + mode);
   }
   if (clock != "none" && clock != "wall" && clock != "random" && clock.rfind("rate:", 0) != 0) {
@@ -191,9 +192,9 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
   for (int r = 0; r < runs; ++r, ++seed) {
     c.seed = seed;
     c.clock = clock;
-    if (mode == "mixed") {  // every third run on each mode; faults a mode lacks are skipped
-      static const char* const kModes[] = {"embedded", "cluster-1etcd", "cluster-3etcd"};
-      c.mode = kModes[r % 3];
+    if (mode == "mixed") {  // every fourth run on each mode; faults a mode lacks are skipped
+      static const char* const kModes[] = {"embedded", "embedded-lease", "cluster-1etcd", "cluster-3etcd"};
+      c.mode = kModes[r % 4];
     }
     if (c.clock == "random") {  // by seed: half plain, a quarter wall steps, the rest 0.5 % fast or slow
       const std::uint64_t pick = (seed * 0x9E3779B97F4A7C15ULL) >> 60;

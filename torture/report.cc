@@ -106,7 +106,7 @@ const std::vector<std::string>& known_fault_kinds() {
 
 namespace {
 
-const char* const kModes[] = {"embedded", "cluster-1etcd", "cluster-3etcd"};
+const char* const kModes[] = {"embedded", "embedded-lease", "cluster-1etcd", "cluster-3etcd"};
 
 // The nemesis counts some kinds under a per-mode name (kill is kill-primary
 // in cluster modes, pause-server is pause-primary) and failed injections as

@@ -132,6 +132,16 @@ Result<RunResult> run_once(const RunConfig& c) {
   auto harness_history = HistoryWriter::open(tmp.file("harness.jsonl"));
   if (!harness_history) return harness_history.status();
   HistoryWriter& harness = *harness_history.value();
+  if (c.mode == "embedded-lease") {
+    // Tells the checker what a crash may lose (checker.h, "lease runs").
+    Op durability;
+    durability.op = "durability";
+    durability.process = -1;
+    durability.key = durability.value = "lease";
+    durability.limit = c.ttl_ms;
+    durability.inv = durability.cmp = now_ns();
+    harness.write(durability);
+  }
 
   auto made = make_target(c, tmp.path(), server_env);
   if (!made) return made.status();

@@ -1,7 +1,8 @@
 // torture/run.h: one torture run against an embedded server or a cluster
-// (RunConfig::mode: embedded, cluster-1etcd, cluster-3etcd; target.h): start it,
-// start the worker processes, let the nemesis inject faults, heal, check
-// liveness and the final state, then check the merged history.
+// (RunConfig::mode: embedded, embedded-lease, cluster-1etcd, cluster-3etcd;
+// target.h): start it, start the worker processes, let the nemesis inject
+// faults, heal, check liveness and the final state, then check the merged
+// history.
 //
 // Clock modes (RunConfig::clock), in every mode (in cluster modes on every
 // node; etcd keeps the real clock):

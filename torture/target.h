@@ -1,13 +1,14 @@
 // torture/target.h: what a torture run tests: an embedded server or a
 // cluster, started on loopback, with the server-side faults it offers.
 //
-// make_target() starts it (mode "embedded", "cluster-1etcd" or
-// "cluster-3etcd"); the Target owns every process it started and kills
-// them when destroyed. add_faults() adds this target's faults (run.h lists
-// the names) to the nemesis; they close over the target, so the target
-// must outlive the nemesis run. crash_and_recover() is the final crash of
-// a run: kill -9 (of the embedded server, or of the cluster's primary),
-// restart, and wait until it serves again.
+// make_target() starts it (mode "embedded", "embedded-lease": the same
+// server with `--durability lease`, "cluster-1etcd" or "cluster-3etcd"); the
+// Target owns every process it started and kills them when destroyed.
+// add_faults() adds this target's faults (run.h lists the names) to the
+// nemesis; they close over the target, so the target must outlive the
+// nemesis run. crash_and_recover() is the final crash of a run: kill -9 (of
+// the embedded server, or of the cluster's primary), restart, and wait until
+// it serves again.
 // Errors: kUnavailable when it does not start or recover in time;
 // kInvalidArgument for an unknown mode.
 // Thread-safety: one owner thread. Every process it starts dies with the

@@ -74,6 +74,38 @@ TEST(TortureLinearizability, CompatKeysWithExpiry) {
             Linearizable::kYes);
 }
 
+// A lease run (torture/checker/checker.h): its history says so first.
+std::vector<Op> as_lease_run(std::vector<Op> ops) {
+  Op record = with_value(make("durability", -1, "lease", 0, 0), "lease");
+  record.limit = 1000;  // the workers' TTL, ms
+  ops.insert(ops.begin(), record);
+  return ops;
+}
+
+TEST(TortureLinearizability, ALeaseRunsCrashEmptiesCompatKeysAndItsQuarantineRefuses) {
+  const Op crash = make("crash", -1, "kill", 100, 200);
+  // A key set with PX 10 s before the crash is gone after it (the restart
+  // expired its session): its holder's DELIFEQ finds nothing.
+  const std::vector<Op> emptied = {cset(1, "c0", "a", 0, 5, Outcome::kOk, 10'000), crash,
+                                   del(1, 300, 305, "a", Outcome::kFail)};
+  EXPECT_TRUE(check_linearizable(as_lease_run(emptied)).empty());
+  EXPECT_EQ(check_linearizable(emptied).size(), 1u);  // in fsync mode the key survives the crash
+  // A SET NX of a free key refused during the quarantine (the longest TTL
+  // in use, 1 s, plus the drift bound after the restart): no evidence.
+  const std::vector<Op> refused = {cset(1, "c0", "a", 0, 5, Outcome::kOk, 1000), del(1, 10, 15, "a", Outcome::kOk),
+                                   crash, cset(2, "c0", "b", 300, 305, Outcome::kFail, 1000)};
+  EXPECT_TRUE(check_linearizable(as_lease_run(refused)).empty());
+  EXPECT_EQ(check_linearizable(refused).size(), 1u);
+  // Refused after the quarantine, with the key free: a violation in a lease
+  // run too.
+  const std::vector<Op> late = {cset(1, "c0", "a", 0, 5, Outcome::kOk, 1000), del(1, 10, 15, "a", Outcome::kOk), crash,
+                                cset(2, "c0", "b", 2000, 2005, Outcome::kFail, 1000)};
+  EXPECT_EQ(check_linearizable(as_lease_run(late)).size(), 1u);
+  // Fenced values stay durable in a lease run: a crash does not empty them.
+  const std::vector<Op> fenced = {put(1, 0, 10, 5, "a"), crash, get(2, 300, 310, 0, "")};
+  EXPECT_EQ(check_linearizable(as_lease_run(fenced)).size(), 1u);
+}
+
 TEST(TortureLinearizability, ManyConcurrentOpsStayWithinBudget) {
   CheckOptions o;
   std::vector<Op> ops;

@@ -41,9 +41,11 @@ TEST(TortureReport, MarkdownShowsFaultsByModeAndTheKindsNeverInjected) {
   ASSERT_TRUE(add_summary_line(t, summary_line("embedded", run_with(1, {{"kill", 3}}, 10), 1)));
   ASSERT_TRUE(add_summary_line(t, summary_line("cluster-3etcd", run_with(2, {{"kill-primary", 2}, {"pause-primary", 1}}, 10), 1)));
   ASSERT_TRUE(add_summary_line(t, start_error_line("cluster-1etcd", 3, "unavailable: no primary")));
+  ASSERT_TRUE(add_summary_line(t, summary_line("embedded-lease", run_with(4, {{"kill", 1}}, 10), 1)));
   const std::string md = render_markdown(t, "leasehold-torture report", "Earlier: 294 runs.\n");
-  EXPECT_NE(md.find("| kill | 3 | 3 | 0 | 0 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| kill-primary | 2 | 0 | 0 | 2 |"), std::string::npos) << md;
+  // Columns: total, embedded, embedded-lease, cluster-1etcd, cluster-3etcd.
+  EXPECT_NE(md.find("| kill | 4 | 3 | 1 | 0 | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| kill-primary | 2 | 0 | 0 | 0 | 2 |"), std::string::npos) << md;
   // kill and pause-server were injected (pause-primary is pause-server in a cluster); partition was not.
   const auto never = md.find("Fault kinds never injected");
   ASSERT_NE(never, std::string::npos) << md;

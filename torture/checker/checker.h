@@ -37,10 +37,23 @@
 //                          compat keys (cset/cdel) are linearizable
 //                          (torture/checker/linearizability.h).
 //
+// Lease runs. A history whose `durability` record says "lease" comes from a
+// server that answers before its writes are durable (`--durability lease`,
+// docs/server.md). An unclean restart of it may lose what was answered but
+// not yet written; it expires every session (and so every compat key set
+// with PX), and grants nothing, a SET NX answering nil, until the longest
+// TTL in use plus the drift bound has passed. So in such a history a crash
+// empties every compat key, and a SET NX refused while a quarantine may
+// have been in force is no evidence about its key (check_linearizable).
+// Every other check is the same: tokens, fenced values and mutual exclusion
+// (the quarantine outlasts every pre-crash holder's safe deadline) keep
+// their promises in both modes.
+//
 // Thread-safety: pure functions.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +85,21 @@ std::vector<Violation> check_liveness(const std::vector<Op>& history);
 // `unchecked`, when given, receives the keys whose search ran out of budget.
 std::vector<Violation> check_linearizable(const std::vector<Op>& history, const CheckOptions& options = {},
                                           std::vector<std::string>* unchecked = nullptr);
+
+// What a lease run's history says about its crashes (see "Lease runs"
+// above); nullopt for a history without a "lease" durability record.
+struct LeaseRun {
+  std::vector<const Op*> crashes;  // the history's crash records
+  // Upper bound on a quarantine's length in real time: the longest TTL in
+  // use (the durability record's, or a longer PX) plus the drift bound,
+  // divided by 0.98 (a server clock up to 2 % slow).
+  std::int64_t quarantine_ns = 0;
+  // Whether `op` was sent before the end of a window in which a quarantine
+  // may have been in force (a crash's kill to its answering again, plus
+  // quarantine_ns) and answered after the window began.
+  bool may_be_quarantined(const Op& op) const;
+};
+std::optional<LeaseRun> lease_run(const std::vector<Op>& history, const CheckOptions& options = {});
 
 // Every check above, in that order.
 std::vector<Violation> check_all(const std::vector<Op>& history, const CheckOptions& options = {},

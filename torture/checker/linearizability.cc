@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -37,6 +38,8 @@ std::vector<State> step(const State& s, const Op& op, const CheckOptions& option
   } else if (op.op == "fget") {
     const bool match = op.token == 0 ? !s.has : (s.has && s.token == op.token && s.value == op.value);
     if (match) next.push_back(s);
+  } else if (op.op == "crash") {
+    next.push_back(State{});
   } else if (op.op == "cset" || op.op == "cdel") {
     std::vector<State> before{s};
     if (s.has && op.cmp >= s.expire_lb) before.push_back(State{});  // expired first
@@ -178,10 +181,22 @@ Linearizable check_key_linearizable(const std::vector<Op>& all, const CheckOptio
 
 std::vector<Violation> check_linearizable(const std::vector<Op>& history, const CheckOptions& options,
                                           std::vector<std::string>* unchecked) {
+  const std::optional<LeaseRun> lease = lease_run(history, options);
   std::map<std::string, std::vector<Op>> per_key;
   for (const Op& op : history) {
     if (op.op == "fput" || op.op == "fget") per_key["fence:" + op.key].push_back(op);
-    if (op.op == "cset" || op.op == "cdel") per_key["compat:" + op.key].push_back(op);
+    if (op.op == "cset" || op.op == "cdel") {
+      // A SET NX refused while a quarantine may have been in force says
+      // nothing about the key: left out, like an unanswered read.
+      if (lease && op.op == "cset" && op.out == Outcome::kFail && lease->may_be_quarantined(op)) continue;
+      per_key["compat:" + op.key].push_back(op);
+    }
+  }
+  if (lease) {
+    for (auto& [key, ops] : per_key) {
+      if (key.rfind("compat:", 0) != 0) continue;
+      for (const Op* crash : lease->crashes) ops.push_back(*crash);
+    }
   }
   std::vector<Violation> out;
   for (const auto& [key, ops] : per_key) {

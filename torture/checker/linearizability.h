@@ -17,6 +17,9 @@
 //                 cdel fail (0): absent or another value. Before any op
 //                 whose completion is past the key's expiry lower bound the
 //                 key may also have expired (both branches are searched).
+//                 crash (lease runs only, see check_linearizable): the key
+//                 becomes absent (the restart expires every session, and
+//                 with it every key set with PX).
 //
 // Thread-safety: pure function.
 #pragma once
@@ -31,7 +34,7 @@ namespace leasehold::torture {
 
 enum class Linearizable : std::uint8_t { kYes, kNo, kBudgetExhausted };
 
-// `ops`: the fput/fget, or the cset/cdel, records of ONE key.
+// `ops`: the fput/fget, or the cset/cdel (and crash), records of ONE key.
 Linearizable check_key_linearizable(const std::vector<Op>& ops, const CheckOptions& options);
 
 }  // namespace leasehold::torture
