@@ -16,9 +16,14 @@
 // longest TTL in use (node/revision_guard.h). A clean shutdown writes
 // everything and marks the record clean: no quarantine follows it.
 //
+// Fenced values are read only once durable: FENCE.GET shows a key's value
+// from before its FENCE.PUTs that are applied but not yet written
+// (Node::fence_get), so no reader sees a value that a crash could take back.
+//
 // Snapshots need the state to equal the log: when one is due while chunks
 // are unwritten, applying pauses (proposals wait in the queue) until the
 // log caught up, for about one fsync.
+#include <optional>
 #include <variant>
 
 #include "common/assert.h"
@@ -41,8 +46,13 @@ void Node::Impl::lease_apply_queued() {
     chunk.bytes = batch.bytes;
     for (std::size_t i = 0; i < batch.commands.size(); ++i) {
       ProposeDone& done = batch.dones[i];
-      if (std::holds_alternative<core::FencePut>(batch.commands[i].body)) {
+      if (const auto* put = std::get_if<core::FencePut>(&batch.commands[i].body)) {
+        std::optional<core::FencedValue> before = state_.fence_get(put->key);
         core::ApplyResult result = apply_one(0, batch.commands[i], nullptr);  // index 0: not written yet
+        if (!result.reply.is_error()) {
+          auto it = undurable_fences_.try_emplace(put->key, UndurableFence{std::move(before), 0}).first;
+          it->second.last_put = state_.revision();
+        }
         if (done) chunk.held_replies.emplace_back(std::move(done), std::move(result));
       } else {
         apply_one(0, batch.commands[i], &done);
@@ -132,6 +142,7 @@ void Node::Impl::on_lease_appended(Result<log::LogIndex> result) {
   LEASEHOLD_ASSERT(!written.empty(), "a lease-mode append completed with no chunk written (index {})", *result);
   applied_index_ = *result;  // the log now holds the state up to revision_after
   durable_revision_ = written.back().revision_after;
+  std::erase_if(undurable_fences_, [this](const auto& entry) { return entry.second.last_put <= durable_revision_; });
   ++batches_committed_;
   commands_committed_ += commands;
   for (LeaseChunk& chunk : written) {

@@ -197,6 +197,11 @@ Result<std::uint64_t> Node::remaining_ms(core::SessionId session) const {
 std::optional<TimePoint> Node::next_timer_deadline() const { return impl_->next_timer_deadline(); }
 void Node::run_due_timers() { impl_->run_due_timers(); }
 const core::StateMachine& Node::state() const { return impl_->state_; }
+std::optional<core::FencedValue> Node::fence_get(std::string_view key) const {
+  const auto pending = impl_->undurable_fences_.find(key);
+  if (pending != impl_->undurable_fences_.end()) return pending->second.durable;
+  return impl_->state_.fence_get(key);
+}
 core::LogMillis Node::log_now() const { return impl_->log_now(); }
 void Node::read_barrier(std::function<void(Status)> done) {
   if (!done) return;

@@ -299,8 +299,16 @@ class Node {
   void run_due_timers();
 
   // The applied state, for queries on the loop thread. It holds exactly the
-  // durable commands (a pending proposal is not visible yet).
+  // durable commands (a pending proposal is not visible yet), except with
+  // NodeOptions::acknowledge_before_durable (the `lease` mode), where it
+  // also holds commands applied and answered before their write.
   const core::StateMachine& state() const;
+  // A fenced key's value for FENCE.GET: state().fence_get(key), except in
+  // the `lease` mode while a FENCE.PUT of the key is applied but not yet
+  // durable: then the value before it (nullopt: none), so that no reader
+  // sees a value that a crash could take back. After a failed write the
+  // durable value stays shown (the node takes no more writes).
+  std::optional<core::FencedValue> fence_get(std::string_view key) const;
 
   // The log clock now (ms), e.g. for "remaining lock-delay" displays.
   core::LogMillis log_now() const;

@@ -11,6 +11,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -177,6 +178,14 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
   std::size_t unwritten_commands_ = 0;  // in unwritten_ and writing_
   std::size_t writing_commands_ = 0;    // in writing_
   core::Revision durable_revision_ = 0; // the state's revision the log holds durably
+  // Fenced keys whose value in state_ comes from a FENCE.PUT applied but not
+  // yet durable: the value before the first such put (nullopt: none), shown
+  // by fence_get() until the revision of the last one is durable.
+  struct UndurableFence {
+    std::optional<core::FencedValue> durable;
+    core::Revision last_put = 0;
+  };
+  std::map<std::string, UndurableFence, std::less<>> undurable_fences_;
   bool hold_for_snapshot_ = false;      // applies wait until the log caught up
   // When the paced next append may start (NodeOptions::lease_write_interval).
   std::optional<TimePoint> lease_write_at_;

@@ -15,7 +15,7 @@ void fence_put(CommandContext& ctx) {
 }
 
 void fence_get(CommandContext& ctx) {
-  auto v = ctx.server.node().state().fence_get(ctx.args[1]);
+  auto v = ctx.server.node().fence_get(ctx.args[1]);  // only durable values, in every mode
   if (!v) return ctx.reply.write([](resp::Writer& w) { w.null_array(); });
   ctx.reply.write([&](resp::Writer& w) {
     w.array_header(2);

@@ -89,6 +89,59 @@ TEST(NodeLeasePacing, AFencePutIsWrittenWithoutWaitingAndAnsweredOnceDurable) {
   EXPECT_EQ(h.node().stats().commands_committed, 3u);
 }
 
+// FENCE.GET shows a value only once its FENCE.PUT is durable: found by the
+// torture suite (seed 920019, disk full), where a reader saw a put that the
+// full disk then lost, and a later read showed the value before it.
+TEST(NodeLeasePacing, AFencedValueIsShownOnlyOnceItsPutIsDurable) {
+  NodeHarness h(lease_options(5ms));
+  h.open();
+  core::SessionId session = 0;
+  h.node().propose(open_cmd(), [&](const core::ApplyResult& r) { session = r.reply.session; });
+  ASSERT_TRUE(h.loop().run_until([&] { return session != 0; }));
+  core::Command acquire;
+  acquire.body = core::Acquire{"L", session};
+  core::Token token = 0;
+  h.node().propose(acquire, [&](const core::ApplyResult& r) { token = r.reply.token; });
+  ASSERT_TRUE(h.loop().run_until([&] { return token != 0; }));
+  auto put = [&](std::string value, bool* answered) {
+    core::Command c;
+    c.body = core::FencePut{"k", std::move(value), "L", token};
+    h.node().propose(c, [answered](const core::ApplyResult& r) { *answered = !r.reply.is_error(); });
+  };
+  bool first = false;
+  put("v1", &first);
+  ASSERT_TRUE(h.loop().run_until([&] { return first; }));
+  ASSERT_TRUE(h.node().fence_get("k").has_value());
+  EXPECT_EQ(h.node().fence_get("k")->value, "v1");
+
+  h.control().set_hold(true);
+  bool second = false;
+  put("v2", &second);
+  ASSERT_TRUE(h.loop().run_until([&] { return h.node().state().fence_get("k")->value == "v2"; }))
+      << "lease mode applies the put before its write";
+  h.loop().run_for(20ms);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(h.node().fence_get("k")->value, "v1") << "a reader sees only the durable value";
+  h.control().set_hold(false);
+  h.control().release();
+  ASSERT_TRUE(h.loop().run_until([&] { return second; }));
+  EXPECT_EQ(h.node().fence_get("k")->value, "v2");
+
+  // A put whose write fails is never shown: the node stops writing, and the
+  // next start would not have it.
+  {
+    std::lock_guard lock(h.control().mu);
+    h.control().fail_next = Status(ErrorCode::kIoError, "disk full");
+  }
+  bool third = false;
+  put("v3", &third);
+  h.loop().run_for(50ms);
+  EXPECT_FALSE(third);
+  EXPECT_EQ(h.node().fence_get("k")->value, "v2");
+  // A key with no durable value at all reads as nil.
+  EXPECT_FALSE(h.node().fence_get("other").has_value());
+}
+
 TEST(NodeLeasePacing, ShutdownWritesAPacedChunkAtOnce) {
   NodeHarness h(lease_options(5ms));
   h.open();
