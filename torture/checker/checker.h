@@ -12,8 +12,9 @@
 //                          (docs/core.md): readers woken together, or the
 //                          waiters of several locks granted at the end of a
 //                          lock-delay or a quarantine. Such grants were all
-//                          pending at one instant, answered between the
-//                          same two crashes, and never two writers (or a
+//                          pending at one instant, answered in the same
+//                          stretch (between two crashes, or inside one
+//                          crash's window), and never two writers (or a
 //                          writer and readers) of one lock. A grant
 //                          acknowledged before another acquire was sent has
 //                          the lower token (tokens are one server-wide

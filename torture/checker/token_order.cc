@@ -13,24 +13,29 @@ bool is_grant(const Op& op) {
   return (op.op == "acquire" || op.op == "cset") && op.out == Outcome::kOk && op.token != 0;
 }
 
-// The crash a time falls after: 0 before the first crash record's kill, k
-// after the k-th restart; -1 inside a crash's window (kill to answering
-// again), where a reply may come from either process.
+// Which stretch between crashes a time falls in: 2k after the k-th crash
+// window (kill to answering again) and before the next one, 2k + 1 inside
+// the next one. Replies inside one window may come from the process that
+// was killed or from the one that replaced it: grants answered in one
+// window are taken for one command's, like grants answered between the same
+// two windows (a lease-mode restart grants nothing for its quarantine, so
+// there the two cannot mix).
 int epoch_of(std::int64_t t, const std::vector<const Op*>& crashes) {
-  int epoch = 0;
+  int before = 0;
+  bool inside = false;
   for (const Op* c : crashes) {
     if (t >= c->cmp) {
-      ++epoch;
+      ++before;
     } else if (t >= c->inv) {
-      return -1;
+      inside = true;
     }
   }
-  return epoch;
+  return 2 * before + (inside ? 1 : 0);
 }
 
 // Whether one applied command could have made all of `grants` (one token):
 // all acquires (no compat SET: it grants only itself), all pending at one
-// instant, all answered between the same two crashes, and on each lock only
+// instant, all answered in the same stretch (epoch_of), and on each lock only
 // shared readers or semaphore permits (never two writers, never a writer
 // beside readers).
 bool one_command(const std::vector<const Op*>& grants, const std::vector<const Op*>& crashes) {
@@ -39,7 +44,7 @@ bool one_command(const std::vector<const Op*>& grants, const std::vector<const O
   const int epoch = epoch_of(grants.front()->cmp, crashes);
   std::map<std::string, std::vector<const Op*>> per_lock;
   for (const Op* g : grants) {
-    if (g->op != "acquire" || epoch_of(g->cmp, crashes) != epoch || epoch < 0) return false;
+    if (g->op != "acquire" || epoch_of(g->cmp, crashes) != epoch) return false;
     last_sent = std::max(last_sent, g->inv);
     first_answered = std::min(first_answered, g->cmp);
     per_lock[g->key].push_back(g);
