@@ -142,9 +142,9 @@ bool wants_fault(const RunConfig& c, const std::string& fault) {
 }
 
 Result<std::unique_ptr<Target>> make_target(const RunConfig& c, const std::string& dir, const Env& server_env) {
-  if (c.mode == "embedded" || c.mode == "embedded-lease") {
+  if (c.mode == "embedded" || is_lease_mode(c.mode)) {
     RunConfig server_config = c;
-    if (c.mode == "embedded-lease") {
+    if (is_lease_mode(c.mode)) {
       server_config.extra_server_flags.insert(server_config.extra_server_flags.begin(), {"--durability", "lease"});
     }
     auto t = std::make_unique<EmbeddedTarget>(server_config, dir, server_env);

@@ -176,8 +176,8 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
     }
   }
   const std::string mode = c.mode;
-  if (mode != "embedded" && mode != "embedded-lease" && mode != "cluster-1etcd" && mode != "cluster-3etcd" &&
-      mode != "mixed") {
+  const std::vector<std::string>& modes = run_modes();
+  if (mode != "mixed" && std::find(modes.begin(), modes.end(), mode) == modes.end()) {
     usage("unknown mode " + mode);
   }
   if (clock != "none" && clock != "wall" && clock != "random" && clock.rfind("rate:", 0) != 0) {
@@ -192,9 +192,8 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
   for (int r = 0; r < runs; ++r, ++seed) {
     c.seed = seed;
     c.clock = clock;
-    if (mode == "mixed") {  // every fourth run on each mode; faults a mode lacks are skipped
-      static const char* const kModes[] = {"embedded", "embedded-lease", "cluster-1etcd", "cluster-3etcd"};
-      c.mode = kModes[r % 4];
+    if (mode == "mixed") {  // each mode in turn; faults a mode lacks are skipped
+      c.mode = modes[static_cast<std::size_t>(r) % modes.size()];
     }
     if (c.clock == "random") {  // by seed: half plain, a quarter wall steps, the rest 0.5 % fast or slow
       const std::uint64_t pick = (seed * 0x9E3779B97F4A7C15ULL) >> 60;

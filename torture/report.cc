@@ -106,8 +106,6 @@ const std::vector<std::string>& known_fault_kinds() {
 
 namespace {
 
-const char* const kModes[] = {"embedded", "embedded-lease", "cluster-1etcd", "cluster-3etcd"};
-
 // The nemesis counts some kinds under a per-mode name (kill is kill-primary
 // in cluster modes, pause-server is pause-primary) and failed injections as
 // "<kind>:error"; this maps a counted name back to the `--faults` kind.
@@ -122,11 +120,13 @@ void render_fault_table(std::ostringstream& out, const Totals& t) {
   out << "\n## Faults injected, by kind and mode\n\n"
       << "`<kind>:error` counts faults whose inject or heal failed; `(combined)` counts two faults held at once.\n\n"
       << "| fault | total |";
-  for (const char* mode : kModes) out << " " << mode << " |";
-  out << "\n|---|---:|---:|---:|---:|\n";
+  for (const std::string& mode : run_modes()) out << " " << mode << " |";
+  out << "\n|---|---:|";
+  for (std::size_t i = 0; i < run_modes().size(); ++i) out << "---:|";
+  out << "\n";
   for (const auto& [kind, n] : t.faults) {
     out << "| " << kind << " | " << n << " |";
-    for (const char* mode : kModes) {
+    for (const std::string& mode : run_modes()) {
       const auto m = t.faults_by_mode.find(mode);
       const int k = m == t.faults_by_mode.end() || m->second.count(kind) == 0 ? 0 : m->second.at(kind);
       out << " " << k << " |";
@@ -164,7 +164,7 @@ std::string render_markdown(const Totals& t, const std::string& command, const s
     const auto v = t.violations_by_mode.find(mode);
     out << "| " << mode << " | " << n << " | " << (v == t.violations_by_mode.end() ? 0 : v->second) << " |\n";
   }
-  for (const char* absent : kModes) {
+  for (const std::string& absent : run_modes()) {
     if (t.runs_by_mode.count(absent) == 0) out << "| " << absent << " | 0 (not run yet) | - |\n";
   }
   out << "\n| clock mode | runs |\n|---|---:|\n";

@@ -97,6 +97,13 @@ Result<std::vector<Violation>> check_file(const std::string& path) {
   return check_all(history.value());
 }
 
+const std::vector<std::string>& run_modes() {
+  static const std::vector<std::string> modes = {"embedded", "embedded-lease", "cluster-1etcd", "cluster-3etcd"};
+  return modes;
+}
+
+bool is_lease_mode(const std::string& mode) { return mode == "embedded-lease"; }
+
 Result<RunResult> run_once(const RunConfig& c) {
   RunResult result;
   result.seed = c.seed;
@@ -132,7 +139,7 @@ Result<RunResult> run_once(const RunConfig& c) {
   auto harness_history = HistoryWriter::open(tmp.file("harness.jsonl"));
   if (!harness_history) return harness_history.status();
   HistoryWriter& harness = *harness_history.value();
-  if (c.mode == "embedded-lease") {
+  if (is_lease_mode(c.mode)) {
     // Tells the checker what a crash may lose (checker.h, "lease runs").
     Op durability;
     durability.op = "durability";

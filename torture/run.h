@@ -75,6 +75,14 @@ struct RunResult {
   std::string history_path;            // kept history, "" if none
 };
 
+// The modes a run can have (RunConfig::mode), in the order `--mode mixed`
+// takes them in turn.
+const std::vector<std::string>& run_modes();
+// True for the mode whose server answers before its writes are durable
+// (embedded-lease: `--durability lease`); its history starts with a
+// `durability` record for the checker.
+bool is_lease_mode(const std::string& mode);
+
 Result<RunResult> run_once(const RunConfig& config);
 
 // Checks one history file (a kept failure): the violations.

@@ -3,6 +3,9 @@
 // names each fault by mode, the kinds never injected, failing seeds and notes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
+
 #include "torture/report.h"
 
 namespace leasehold::torture {
@@ -57,6 +60,30 @@ TEST(TortureReport, MarkdownShowsFaultsByModeAndTheKindsNeverInjected) {
   EXPECT_NE(md.find("1 runs could not run to the end"), std::string::npos);
   EXPECT_NE(md.find("seed 3 (cluster-1etcd): could not run to the end: unavailable: no primary"), std::string::npos);
   EXPECT_NE(md.find("## Notes\n\nEarlier: 294 runs.\n"), std::string::npos);
+}
+
+// A markdown table whose delimiter row has fewer cells than its header is
+// not a table at all to a renderer; every table here must match.
+TEST(TortureReport, EveryTablesDelimiterRowHasAsManyCellsAsItsHeader) {
+  Totals t;
+  ASSERT_TRUE(add_summary_line(t, summary_line("embedded", run_with(1, {{"kill", 3}}, 10), 1)));
+  RunResult failed = run_with(2, {{"partition", 1}}, 10);
+  failed.violations.push_back({"fencing", "x0: token 3 after 5"});
+  ASSERT_TRUE(add_summary_line(t, summary_line("cluster-1etcd", failed, 1)));
+  const std::string md = render_markdown(t, "leasehold-torture report", "");
+  std::istringstream in(md);
+  std::string previous;
+  std::string line;
+  int tables = 0;
+  const auto cells = [](const std::string& row) { return std::count(row.begin(), row.end(), '|') - 1; };
+  while (std::getline(in, line)) {
+    if (line.rfind("|-", 0) == 0 || line.rfind("|:-", 0) == 0) {
+      ++tables;
+      EXPECT_EQ(cells(line), cells(previous)) << "header: " << previous << "\ndelimiter: " << line;
+    }
+    previous = line;
+  }
+  EXPECT_GE(tables, 4) << md;
 }
 
 TEST(TortureReport, ALineThatIsNotASummaryIsRefused) {
