@@ -3,7 +3,7 @@
 #   build      $BUILD (relative to root) or root/build
 #   driver     build/bench/leasehold_loadbench
 #   leasehold  build/leasehold
-# and defines wait_for_ping, stop_server, stop_pids, round_order and the probes
+# and defines wait_for_ping, stop_server, stop_pids, bench_workdir, round_order and the probes
 # committed, cpu_ticks and histogram (below). Checks nothing: each script says what
 # it needs.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -43,6 +43,33 @@ stop_pids() {
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
+  return 0
+}
+# bench_workdir SCRIPT PREFIX: for a script that runs several servers and
+# the driver. Makes the temp dir $workdir (PREFIX-XXXXXX under $TMPDIR),
+# empties the array `pids` (the servers, in start order) and `driver_pid`,
+# and installs the traps: on exit the driver is stopped first (it runs under
+# `timeout`, in its own process group, so a terminal's Ctrl-C does not reach
+# it), then `pids` in reverse start order (leasehold nodes before the etcd
+# they use), then $workdir is removed, or kept with KEEP_WORKDIR=1 (SCRIPT
+# says where); INT and TERM exit 130.
+bench_workdir() {
+  bench_script=$1
+  workdir=$(mktemp -d "${TMPDIR:-/tmp}/$2-XXXXXX")
+  pids=()
+  driver_pid=
+  trap bench_stop_all EXIT
+  trap 'exit 130' INT TERM
+}
+bench_stop_all() {
+  local i
+  [[ -z $driver_pid ]] || stop_pids "$driver_pid"
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pids "${pids[i]}"; done
+  if [[ ${KEEP_WORKDIR:-0} == 1 ]]; then
+    echo "$bench_script: logs kept in $workdir" >&2
+  else
+    rm -rf "$workdir"
+  fi
   return 0
 }
 # committed PORT: the server's INFO commands_committed on 127.0.0.1:PORT.

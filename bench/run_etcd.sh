@@ -47,25 +47,7 @@ if command -v setpriv >/dev/null && setpriv --pdeathsig KILL true 2>/dev/null; t
   pdeath=(setpriv --pdeathsig KILL --)
 fi
 
-workdir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-etcdbench-XXXXXX")
-pids=()
-driver_pid=
-
-stop_all() {
-  local i
-  # The driver runs under `timeout`, which has its own process group (a
-  # terminal's Ctrl-C does not reach it): stop it first.
-  [[ -z $driver_pid ]] || stop_pids "$driver_pid"
-  # Reverse start order: leasehold nodes before the etcd they use.
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pids "${pids[i]}"; done
-  if [[ ${KEEP_WORKDIR:-0} == 1 ]]; then
-    echo "run_etcd.sh: logs kept in $workdir" >&2
-  else
-    rm -rf "$workdir"
-  fi
-}
-trap stop_all EXIT
-trap 'exit 130' INT TERM
+bench_workdir run_etcd.sh leasehold-etcdbench
 
 free_port() { "$driver" --free-port; }
 

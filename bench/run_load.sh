@@ -35,22 +35,7 @@ command -v redis-server >/dev/null || die "redis-server not found (scripts/insta
 command -v redis-cli >/dev/null || die "redis-cli not found (scripts/install-deps.sh)"
 command -v redis-benchmark >/dev/null || die "redis-benchmark not found (scripts/install-deps.sh)"
 
-workdir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-loadbench-XXXXXX")
-pids=()
-driver_pid=
-
-stop_all() {
-  local i
-  [[ -z $driver_pid ]] || stop_pids "$driver_pid"
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pids "${pids[i]}"; done
-  if [[ ${KEEP_WORKDIR:-0} == 1 ]]; then
-    echo "run_load.sh: logs kept in $workdir" >&2
-  else
-    rm -rf "$workdir"
-  fi
-}
-trap stop_all EXIT
-trap 'exit 130' INT TERM
+bench_workdir run_load.sh leasehold-loadbench
 
 # wait_ready PORT PID: true once the server on PORT is ready (20 s bound):
 # answers PING (RESP servers) or accepts TCP connections (ZooKeeper).
