@@ -19,11 +19,6 @@ using std::chrono::milliseconds;
 using testing::effects_of;
 using testing::NodeHarness;
 
-void fire(NodeHarness& h) {
-  h.node().run_due_timers();
-  ASSERT_TRUE(h.loop().run_until([&] { return h.node().stats().pending_proposals == 0; }));
-}
-
 TEST(NodeRecovery, RestartRestoresStateAndGivesEachSessionItsFullTtl) {
   NodeHarness h;
   h.open();
@@ -44,10 +39,10 @@ TEST(NodeRecovery, RestartRestoresStateAndGivesEachSessionItsFullTtl) {
   EXPECT_EQ(h.node().log_now(), last_now) << "log clock must continue from the last stamp";
   EXPECT_EQ(*h.node().remaining_ms(s), 5000u) << "full TTL from recovery";
   h.clock().advance(milliseconds(4999));
-  fire(h);
+  h.fire_due_timers();
   EXPECT_TRUE(h.node().state().session(s).has_value()) << "expired before TTL after recovery";
   h.clock().advance(milliseconds(1));
-  fire(h);
+  h.fire_due_timers();
   EXPECT_FALSE(h.node().state().session(s).has_value());
   EXPECT_EQ(effects_of<core::LockLost>(h.effects()).size(), 1u);
   EXPECT_GT(h.node().state().last_now(), last_now);
@@ -93,10 +88,10 @@ TEST(NodeRecovery, WaitDeadlineKeepsItsRemainingTimeOnTheLogClock) {
   h.clock().advance(milliseconds(10'000));
   h.open();
   h.clock().advance(milliseconds(399));
-  fire(h);
+  h.fire_due_timers();
   EXPECT_TRUE(effects_of<core::WaitEnded>(h.effects()).empty());
   h.clock().advance(milliseconds(1));
-  fire(h);
+  h.fire_due_timers();
   ASSERT_EQ(effects_of<core::WaitEnded>(h.effects()).size(), 1u);
 }
 

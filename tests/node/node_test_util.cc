@@ -182,6 +182,12 @@ core::ApplyResult NodeHarness::commit(core::CommandBody body, core::SessionId se
   return result.value_or(core::ApplyResult{core::Reply::fail(ErrorCode::kTimedOut, "no reply"), {}});
 }
 
+void NodeHarness::fire_due_timers() {
+  node_->run_due_timers();
+  EXPECT_TRUE(loop_.run_until([this] { return node_->stats().pending_proposals == 0; }))
+      << "proposals from the timers still pending";
+}
+
 core::SessionId NodeHarness::open_session(std::uint64_t ttl_ms, const std::string& owner) {
   core::ApplyResult r = commit(core::OpenSession{ttl_ms, owner});
   EXPECT_FALSE(r.reply.is_error()) << r.reply.error.to_string();

@@ -72,6 +72,9 @@ class NodeHarness {
   // Proposes and runs the loop until the reply arrives.
   core::ApplyResult commit(core::CommandBody body, core::SessionId session = 0, std::uint64_t seq = 0);
   core::SessionId open_session(std::uint64_t ttl_ms, const std::string& owner = "t");
+  // Runs the node's due timers, then the loop until no proposal is pending
+  // (what the timers proposed is applied); a test failure if that never ends.
+  void fire_due_timers();
 
   Node& node() { return *node_; }
   ManualClock& clock() { return clock_; }

@@ -11,12 +11,6 @@ using std::chrono::milliseconds;
 using testing::effects_of;
 using testing::NodeHarness;
 
-// Runs the timers, then the loop until the log is idle.
-void fire(NodeHarness& h) {
-  h.node().run_due_timers();
-  ASSERT_TRUE(h.loop().run_until([&] { return h.node().stats().pending_proposals == 0; }));
-}
-
 TEST(NodeTimers, SessionExpiresOnlyAfterItsTtlWithoutKeepalive) {
   NodeHarness h;
   h.open();
@@ -24,7 +18,7 @@ TEST(NodeTimers, SessionExpiresOnlyAfterItsTtlWithoutKeepalive) {
   ASSERT_EQ(h.node().next_timer_deadline(), h.clock().now() + milliseconds(1000));
   h.clock().advance(milliseconds(999));
   const int appends = h.control().append_count();
-  fire(h);
+  h.fire_due_timers();
   EXPECT_EQ(h.control().append_count(), appends) << "proposed an expiry before the TTL";
   EXPECT_TRUE(h.node().state().session(s).has_value());
   EXPECT_EQ(*h.node().remaining_ms(s), 1u);
@@ -63,11 +57,11 @@ TEST(NodeTimers, KeepaliveExtendsTheDeadlineWithoutALogWrite) {
   EXPECT_EQ(*ka, 1000u);
   EXPECT_EQ(h.control().append_count(), appends) << "keepalive wrote to the log";
   h.clock().advance(milliseconds(600));  // 1200 after open, 600 after keepalive
-  fire(h);
+  h.fire_due_timers();
   EXPECT_TRUE(h.node().state().session(s).has_value());
   EXPECT_EQ(*h.node().remaining_ms(s), 400u);
   h.clock().advance(milliseconds(400));
-  fire(h);
+  h.fire_due_timers();
   EXPECT_FALSE(h.node().state().session(s).has_value());
 }
 
@@ -97,10 +91,10 @@ TEST(NodeTimers, SetSessionTtlRestartsTheTimer) {
   ASSERT_FALSE(h.commit(core::SetSessionTtl{s, 5000}).reply.is_error());
   EXPECT_EQ(*h.node().remaining_ms(s), 5000u);
   h.clock().advance(milliseconds(4999));
-  fire(h);
+  h.fire_due_timers();
   EXPECT_TRUE(h.node().state().session(s).has_value());
   h.clock().advance(milliseconds(1));
-  fire(h);
+  h.fire_due_timers();
   EXPECT_FALSE(h.node().state().session(s).has_value());
 }
 
@@ -114,10 +108,10 @@ TEST(NodeTimers, QueuedWaitTimesOutAtItsDeadline) {
   ASSERT_EQ(queued.reply.code, core::ReplyCode::kQueued);
   EXPECT_EQ(h.node().next_timer_deadline(), h.clock().now() + milliseconds(500));
   h.clock().advance(milliseconds(499));
-  fire(h);
+  h.fire_due_timers();
   EXPECT_TRUE(effects_of<core::WaitEnded>(h.effects()).empty());
   h.clock().advance(milliseconds(1));
-  fire(h);
+  h.fire_due_timers();
   auto ended = effects_of<core::WaitEnded>(h.effects());
   ASSERT_EQ(ended.size(), 1u);
   EXPECT_EQ(ended[0].session, b);
@@ -138,7 +132,7 @@ TEST(NodeTimers, GrantedWaitNeedsNoTimeout) {
   ASSERT_EQ(effects_of<core::Granted>(h.effects()).size(), 1u);
   const int appends = h.control().append_count();
   h.clock().advance(milliseconds(500));
-  fire(h);
+  h.fire_due_timers();
   EXPECT_EQ(h.control().append_count(), appends) << "proposed TimeoutWait for a granted wait";
 }
 
@@ -152,16 +146,16 @@ TEST(NodeTimers, LockDelayEndsWithATickThatGrantsTheWaiter) {
   ASSERT_EQ(h.commit(core::Acquire{.lock = "L", .session = b, .wait = true}).reply.code,
             core::ReplyCode::kQueued);
   h.clock().advance(milliseconds(1000));
-  fire(h);  // a expires: lock lost, lock-delay starts
+  h.fire_due_timers();  // a expires: lock lost, lock-delay starts
   ASSERT_EQ(effects_of<core::LockLost>(h.effects()).size(), 1u);
   EXPECT_TRUE(effects_of<core::Granted>(h.effects()).empty()) << "granted during the lock-delay";
   ASSERT_TRUE(h.node().next_timer_deadline().has_value());
   EXPECT_EQ(*h.node().next_timer_deadline(), h.clock().now() + milliseconds(300));
   h.clock().advance(milliseconds(299));
-  fire(h);
+  h.fire_due_timers();
   EXPECT_TRUE(effects_of<core::Granted>(h.effects()).empty());
   h.clock().advance(milliseconds(1));
-  fire(h);
+  h.fire_due_timers();
   auto granted = effects_of<core::Granted>(h.effects());
   ASSERT_EQ(granted.size(), 1u);
   EXPECT_EQ(granted[0].session, b);
