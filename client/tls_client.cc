@@ -11,22 +11,13 @@
 
 #include <array>
 
+#include "common/openssl_errors.h"
+
 namespace leasehold::client::detail {
 namespace {
 
-std::string openssl_errors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    std::array<char, 256> buf{};
-    ERR_error_string_n(e, buf.data(), buf.size());
-    if (!out.empty()) out += "; ";
-    out += buf.data();
-  }
-  return out;
-}
-
 Status bad(const std::string& what) {
-  return Status(ErrorCode::kInvalidArgument, "TLS: " + what + ": " + openssl_errors());
+  return Status(ErrorCode::kInvalidArgument, "TLS: " + what + ": " + take_openssl_errors());
 }
 
 bool is_ip(const std::string& host) {
@@ -91,7 +82,7 @@ TlsWant TlsSocket::result(int rc) {
     case SSL_ERROR_ZERO_RETURN: return TlsWant::kClosed;
     default: break;
   }
-  error_ = openssl_errors();
+  error_ = take_openssl_errors();
   const long verify = SSL_get_verify_result(ssl_);
   if (verify != X509_V_OK) {
     verify_failed_ = true;

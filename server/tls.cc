@@ -8,18 +8,14 @@
 
 #include <fmt/format.h>
 
+#include "common/openssl_errors.h"
+
 namespace leasehold::server {
 namespace {
 
 // OpenSSL's queued errors as one line (and clears the queue).
 std::string openssl_errors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    std::array<char, 256> buf{};
-    ERR_error_string_n(e, buf.data(), buf.size());
-    if (!out.empty()) out += "; ";
-    out += buf.data();
-  }
+  std::string out = take_openssl_errors();
   return out.empty() ? "unknown error" : out;
 }
 
