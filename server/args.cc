@@ -26,9 +26,12 @@ std::string to_upper(std::string_view s) {
   return out;
 }
 
-Result<std::int64_t> parse_int(std::string_view text, std::string_view name, std::int64_t min,
-                               std::int64_t max) {
-  std::int64_t v = 0;
+namespace {
+
+// The whole of `text` as a decimal T in [min, max], or kInvalidArgument naming `name`.
+template <typename T>
+Result<T> parse_integer(std::string_view text, std::string_view name, T min, T max) {
+  T v = 0;
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, v);
   if (text.empty() || ec != std::errc() || ptr != end || v < min || v > max) {
@@ -38,16 +41,16 @@ Result<std::int64_t> parse_int(std::string_view text, std::string_view name, std
   return v;
 }
 
+}  // namespace
+
+Result<std::int64_t> parse_int(std::string_view text, std::string_view name, std::int64_t min,
+                               std::int64_t max) {
+  return parse_integer(text, name, min, max);
+}
+
 Result<std::uint64_t> parse_uint(std::string_view text, std::string_view name, std::uint64_t min,
                                  std::uint64_t max) {
-  std::uint64_t v = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || ptr != end || v < min || v > max) {
-    return Status(ErrorCode::kInvalidArgument,
-                  fmt::format("{} is not an integer or out of range", name));
-  }
-  return v;
+  return parse_integer(text, name, min, max);
 }
 
 std::string_view error_prefix(ErrorCode code) {
