@@ -4,9 +4,13 @@
 Usage: markdown_check.py SOURCE_DIR   (checks every *.md that git tracks)
        markdown_check.py --self-test  (shows that each check can fail)
 
-Two checks, both outside fenced code blocks:
+Three checks, all outside fenced code blocks:
   * a relative link (`[text](path)` or `[text](path#anchor)`) names a file
     or folder that exists;
+  * its #anchor (or a bare `(#anchor)` into the same file) names a heading
+    of that markdown file, by GitHub's rule: lower case, punctuation other
+    than `-` and `_` dropped, each space a `-`, and `-1`, `-2`... for
+    repeated headings;
   * a table's delimiter row (`|---|---:|`) has as many cells as the header
     row above it; otherwise the renderer shows no table at all, only pipes.
 
@@ -38,8 +42,35 @@ def row_cells(row):
     return row.count("|") + 1
 
 
-def check_text(path, text, exists, check_links=True):
-    """The defects of one file's text; `exists(relative_path)` tells if a link target is there."""
+def heading_anchor(heading):
+    """GitHub's anchor for one heading's text (before de-duplication)."""
+    text = re.sub(r"<[^>]*>", "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors_of(text):
+    """Every heading anchor of a markdown text, repeats numbered as GitHub does."""
+    seen = {}
+    anchors = set()
+    in_fence = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+            continue
+        match = None if in_fence else re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not match:
+            continue
+        base = heading_anchor(match.group(1))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        anchors.add(base if n == 0 else f"{base}-{n}")
+    return anchors
+
+
+def check_text(path, text, exists, check_links=True, anchors=None):
+    """The defects of one file's text; `exists(relative_path)` tells if a link
+    target is there, `anchors(relative_path)` gives a markdown file's anchors."""
     defects = []
     lines = text.split("\n")
     in_fence = False
@@ -60,18 +91,22 @@ def check_text(path, text, exists, check_links=True):
         unquoted = re.sub(r"`[^`]*`", "", line)
         for match in LINK.finditer(unquoted):
             target = match.group(1)
-            if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("#"):
-                continue  # a URL or an anchor in the same file
-            file_part = target.split("#", 1)[0]
-            relative = os.path.normpath(os.path.join(os.path.dirname(path), file_part))
+            if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target):
+                continue  # a URL
+            file_part, _, anchor = target.partition("#")
+            relative = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
             if not exists(relative):
                 defects.append(f"{path}:{number}: link to {target}: no such file")
+            elif anchor and anchors is not None and relative.endswith(".md") and anchor not in anchors(relative):
+                defects.append(f"{path}:{number}: link to {target}: no heading with that anchor in {relative}")
     return defects
 
 
 def self_test():
     """Each check must find its defect and pass the good form."""
-    present = {"docs/a.md", "docs"}.__contains__
+    present = {"docs/a.md", "docs", "docs/x.md"}.__contains__
+    files = {"docs/a.md": "# Top\n## The revision record (`log/x.h`)\n## Notes\n## Notes\n",
+             "docs/x.md": "## Here\n"}
     cases = [
         ("| a | b |\n|---|---|\n| 1 | 2 |\n", 0),
         ("| a | b | c |\n|---|---:|\n", 1),
@@ -79,10 +114,13 @@ def self_test():
         ("see [a](a.md#top) and [web](https://example.org)\n", 0),
         ("see [b](b.md)\n", 1),
         ("```\n| a | b |\n|---|\n[c](c.md)\n```\n", 0),
+        ("[r](a.md#the-revision-record-logxh) [n](a.md#notes-1) [h](#here)\n", 0),
+        ("[r](a.md#the-revision-record)\n", 1),
+        ("[n](a.md#notes-2) [h](#there)\n", 2),
     ]
     failures = 0
     for text, want in cases:
-        got = check_text("docs/x.md", text, present)
+        got = check_text("docs/x.md", text, present, anchors=lambda p: anchors_of(files[p]))
         if len(got) != want:
             print(f"self-test: {text!r}: want {want} defects, got {got}")
             failures += 1
@@ -114,12 +152,19 @@ def main(argv):
     if not files:
         print(f"no markdown files tracked under {root}", file=sys.stderr)
         return 2
+    texts = {}
+
+    def text_of(path):
+        if path not in texts:
+            with open(os.path.join(root, path), encoding="utf-8") as f:
+                texts[path] = f.read()
+        return texts[path]
+
     defects = []
     for path in files:
-        with open(os.path.join(root, path), encoding="utf-8") as f:
-            text = f.read()
-        defects += check_text(path, text, lambda p: os.path.exists(os.path.join(root, p)),
-                              check_links=path not in LINK_RELATIVE_TO_ANOTHER_FILE)
+        defects += check_text(path, text_of(path), lambda p: os.path.exists(os.path.join(root, p)),
+                              check_links=path not in LINK_RELATIVE_TO_ANOTHER_FILE,
+                              anchors=lambda p: anchors_of(text_of(p)))
     for d in defects:
         print(d)
     print(f"{len(files)} markdown files, {len(defects)} defects")
