@@ -3,7 +3,7 @@
 // Every command is one CommandSpec: name, arity, flags, summary, argument
 // syntax, handler, and its access data: ACL category, which arguments are
 // lock names / keys, and which argument is a session the caller must own
-// (server/acl_check.h enforces them). The table drives dispatch, the arity error messages and
+// (check_access() in server/acl.h enforces them). The table drives dispatch, the arity error messages and
 // the COMMAND / COMMAND DOCS / COMMAND COUNT replies, so help and behaviour
 // cannot drift apart. Handlers live in commands_<family>.cc files, each of
 // which contributes its specs through an add_<family>_commands() function.

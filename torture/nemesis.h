@@ -2,9 +2,11 @@
 //
 // A Fault is a name, an inject() that puts it in place, a heal() that
 // takes it away, and how long it stays. Any kind plugs in through add():
-// the harness adds the ones of torture/faults.h (kill -9 + restart, SIGSTOP
-// of the server or of a client, wall-clock steps); a network partition of
-// a fault proxy or a disk-full of a shim is just another Fault.
+// the harness adds its kinds in torture/run.cc (SIGSTOP of a client,
+// wall-clock steps) and in each Target's add_faults() (kill -9 + restart
+// and SIGSTOP of a server: torture/embedded_target.cc,
+// torture/cluster_target.cc); a network partition of a fault proxy or a
+// disk-full of a shim is just another Fault.
 //
 // run() loops until its stop_token is requested: a random gap, then one
 // fault chosen uniformly among those added (one time in three, two
