@@ -26,6 +26,8 @@ import re
 import subprocess
 import sys
 
+from check_support import main, run_self_test
+
 LINK_RELATIVE_TO_ANOTHER_FILE = {"docs/reliability/notes.md"}
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 DELIMITER = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
@@ -118,14 +120,8 @@ def self_test():
         ("[r](a.md#the-revision-record)\n", 1),
         ("[n](a.md#notes-2) [h](#there)\n", 2),
     ]
-    failures = 0
-    for text, want in cases:
-        got = check_text("docs/x.md", text, present, anchors=lambda p: anchors_of(files[p]))
-        if len(got) != want:
-            print(f"self-test: {text!r}: want {want} defects, got {got}")
-            failures += 1
-    print("self-test: ok" if failures == 0 else f"self-test: {failures} failed")
-    return 0 if failures == 0 else 1
+    return run_self_test(cases, lambda text: check_text("docs/x.md", text, present,
+                                                        anchors=lambda p: anchors_of(files[p])))
 
 
 def tracked_markdown(root):
@@ -141,13 +137,7 @@ def tracked_markdown(root):
     return sorted(found)
 
 
-def main(argv):
-    if len(argv) != 2:
-        print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
-        return 2
-    if argv[1] == "--self-test":
-        return self_test()
-    root = argv[1]
+def check_tree(root):
     files = tracked_markdown(root)
     if not files:
         print(f"no markdown files tracked under {root}", file=sys.stderr)
@@ -172,4 +162,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv, __doc__, self_test, check_tree))

@@ -21,6 +21,8 @@ import re
 import subprocess
 import sys
 
+from check_support import main, run_self_test
+
 READ_EXTENSIONS = (".h", ".cc", ".md", ".sh", ".py", ".txt", ".cmake", ".proto", ".in")
 PATH_EXTENSIONS = r"(?:h|cc|md|sh|py|txt|json|jsonl|proto)"
 SKIPPED_FOLDER = "tests/docs/"
@@ -54,23 +56,10 @@ def self_test():
         ("x = build/node/gone.h  # not a top folder\n", 0),
         ("`docs/gone.md`, (node/gone.cc)\n", 2),
     ]
-    failures = 0
-    for text, want in cases:
-        got = stale_paths("t.cc", text, pattern, present)
-        if len(got) != want:
-            print(f"self-test: {text!r}: want {want} stale, got {got}")
-            failures += 1
-    print("self-test: ok" if failures == 0 else f"self-test: {failures} failed")
-    return 0 if failures == 0 else 1
+    return run_self_test(cases, lambda text: stale_paths("t.cc", text, pattern, present))
 
 
-def main(argv):
-    if len(argv) != 2:
-        print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
-        return 2
-    if argv[1] == "--self-test":
-        return self_test()
-    root = argv[1]
+def check_tree(root):
     listed = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True)
     if listed.returncode != 0:
         print(f"{root}: not a git checkout, nothing to check", file=sys.stderr)
@@ -95,4 +84,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv, __doc__, self_test, check_tree))

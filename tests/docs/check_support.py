@@ -1,0 +1,31 @@
+"""What the docs checks (markdown_check.py, path_references_check.py) share.
+
+run_self_test(cases, find) runs each (text, wanted defect count) case
+through find(text), which returns the defects found, and prints what
+differed; 0 when every case matched, else 1.
+
+main(argv, doc, self_test, check_tree) is their command line: `SOURCE_DIR`
+runs check_tree(SOURCE_DIR), `--self-test` runs self_test(); anything else
+prints the usage paragraph of doc (the second) and returns 2. Each function
+returns the exit status.
+"""
+
+
+def run_self_test(cases, find):
+    failures = 0
+    for text, want in cases:
+        got = find(text)
+        if len(got) != want:
+            print(f"self-test: {text!r}: want {want} defects, got {got}")
+            failures += 1
+    print("self-test: ok" if failures == 0 else f"self-test: {failures} failed")
+    return 0 if failures == 0 else 1
+
+
+def main(argv, doc, self_test, check_tree):
+    if len(argv) != 2:
+        print(doc.strip().split("\n\n")[1])
+        return 2
+    if argv[1] == "--self-test":
+        return self_test()
+    return check_tree(argv[1])
