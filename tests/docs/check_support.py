@@ -8,6 +8,9 @@ main(argv, doc, self_test, check_tree) is their command line: `SOURCE_DIR`
 runs check_tree(SOURCE_DIR), `--self-test` runs self_test(); anything else
 prints the usage paragraph of doc (the second) and returns 2. Each function
 returns the exit status.
+
+report(defects, summary) prints each defect on its own line, then the
+summary line; the exit status is 1 if there was any defect, else 0.
 """
 
 
@@ -29,3 +32,10 @@ def main(argv, doc, self_test, check_tree):
     if argv[1] == "--self-test":
         return self_test()
     return check_tree(argv[1])
+
+
+def report(defects, summary):
+    for line in defects:
+        print(line)
+    print(summary)
+    return 1 if defects else 0

@@ -26,7 +26,7 @@ import re
 import subprocess
 import sys
 
-from check_support import main, run_self_test
+from check_support import main, report, run_self_test
 
 LINK_RELATIVE_TO_ANOTHER_FILE = {"docs/reliability/notes.md"}
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -155,10 +155,7 @@ def check_tree(root):
         defects += check_text(path, text_of(path), lambda p: os.path.exists(os.path.join(root, p)),
                               check_links=path not in LINK_RELATIVE_TO_ANOTHER_FILE,
                               anchors=lambda p: anchors_of(text_of(p)))
-    for d in defects:
-        print(d)
-    print(f"{len(files)} markdown files, {len(defects)} defects")
-    return 1 if defects else 0
+    return report(defects, f"{len(files)} markdown files, {len(defects)} defects")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import re
 import subprocess
 import sys
 
-from check_support import main, run_self_test
+from check_support import main, report, run_self_test
 
 READ_EXTENSIONS = (".h", ".cc", ".md", ".sh", ".py", ".txt", ".cmake", ".proto", ".in")
 PATH_EXTENSIONS = r"(?:h|cc|md|sh|py|txt|json|jsonl|proto)"
@@ -77,10 +77,7 @@ def check_tree(root):
             text = f.read()
         read += 1
         stale += stale_paths(path, text, pattern, lambda p: os.path.exists(os.path.join(root, p)))
-    for line in stale:
-        print(line)
-    print(f"{read} files read, {len(stale)} stale paths")
-    return 1 if stale else 0
+    return report(stale, f"{read} files read, {len(stale)} stale paths")
 
 
 if __name__ == "__main__":
