@@ -9,9 +9,26 @@ runs check_tree(SOURCE_DIR), `--self-test` runs self_test(); anything else
 prints the usage paragraph of doc (the second) and returns 2. Each function
 returns the exit status.
 
+tracked_files(root) lists the files of the tree, relative to root: those
+git tracks, or outside a git checkout (an unpacked source tarball) every
+file except in build trees, hidden folders and node_modules.
+
 report(defects, summary) prints each defect on its own line, then the
 summary line; the exit status is 1 if there was any defect, else 0.
 """
+import os
+import subprocess
+
+
+def tracked_files(root):
+    listed = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True)
+    if listed.returncode == 0:
+        return listed.stdout.split()
+    found = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(("build", ".")) and d != "node_modules"]
+        found += [os.path.relpath(os.path.join(folder, n), root) for n in names]
+    return sorted(found)
 
 
 def run_self_test(cases, find):

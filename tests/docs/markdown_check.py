@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks the project's markdown files as a reader's renderer sees them.
 
-Usage: markdown_check.py SOURCE_DIR   (checks every *.md that git tracks)
+Usage: markdown_check.py SOURCE_DIR   (every *.md: tracked_files() in check_support.py)
        markdown_check.py --self-test  (shows that each check can fail)
 
 Three checks, all outside fenced code blocks:
@@ -23,10 +23,9 @@ are relative to docs/, and RELIABILITY.md itself is checked.
 """
 import os
 import re
-import subprocess
 import sys
 
-from check_support import main, report, run_self_test
+from check_support import main, report, run_self_test, tracked_files
 
 LINK_RELATIVE_TO_ANOTHER_FILE = {"docs/reliability/notes.md"}
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -124,21 +123,8 @@ def self_test():
                                                         anchors=lambda p: anchors_of(files[p])))
 
 
-def tracked_markdown(root):
-    """The *.md files git tracks under root; outside a git checkout (a source
-    tarball), every *.md except in build trees and node_modules."""
-    listed = subprocess.run(["git", "-C", root, "ls-files", "*.md"], capture_output=True, text=True)
-    if listed.returncode == 0:
-        return listed.stdout.split()
-    found = []
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(("build", ".")) and d != "node_modules"]
-        found += [os.path.relpath(os.path.join(folder, n), root) for n in names if n.endswith(".md")]
-    return sorted(found)
-
-
 def check_tree(root):
-    files = tracked_markdown(root)
+    files = [f for f in tracked_files(root) if f.endswith(".md")]
     if not files:
         print(f"no markdown files tracked under {root}", file=sys.stderr)
         return 2

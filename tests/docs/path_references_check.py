@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks that the file paths the tree names still exist.
 
-Usage: path_references_check.py SOURCE_DIR   (every file git tracks)
+Usage: path_references_check.py SOURCE_DIR   (tracked_files() in check_support.py)
        path_references_check.py --self-test
 
 A comment that says "see node/timers.h" or a doc that says
@@ -18,10 +18,9 @@ Exit status 0 when every path exists, 1 with one line per stale path
 """
 import os
 import re
-import subprocess
 import sys
 
-from check_support import main, report, run_self_test
+from check_support import main, report, run_self_test, tracked_files
 
 READ_EXTENSIONS = (".h", ".cc", ".md", ".sh", ".py", ".txt", ".cmake", ".proto", ".in")
 PATH_EXTENSIONS = r"(?:h|cc|md|sh|py|txt|json|jsonl|proto)"
@@ -60,11 +59,7 @@ def self_test():
 
 
 def check_tree(root):
-    listed = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True)
-    if listed.returncode != 0:
-        print(f"{root}: not a git checkout, nothing to check", file=sys.stderr)
-        return 0
-    files = listed.stdout.split()
+    files = tracked_files(root)
     tops = {f.split("/", 1)[0] for f in files if "/" in f and not f.startswith(".")}
     pattern = path_pattern(tops)
     stale = []
