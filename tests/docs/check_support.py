@@ -23,7 +23,7 @@ import subprocess
 def tracked_files(root):
     listed = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True)
     if listed.returncode == 0:
-        return listed.stdout.split()
+        return listed.stdout.splitlines()
     found = []
     for folder, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(("build", ".")) and d != "node_modules"]
