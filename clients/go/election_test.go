@@ -68,10 +68,11 @@ func TestElectionPublishesTheLeaderAndFencesTheOldOne(t *testing.T) {
 	if _, err := c.FencedPut(ctx, ea.LockName(), []byte("stale"), ea.LockName(), oldToken); !errors.Is(err, leasehold.ErrStaleToken) {
 		t.Fatalf("the old leader's token: %v", err)
 	}
+	done := eb.Done()
 	if err := eb.Resign(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !isClosed(eb.Done()) && eb.Done() != nil {
-		t.Fatal("Done not closed after Resign")
+	if !isClosed(done) || eb.IsLeader() {
+		t.Fatal("still leading after Resign")
 	}
 }
