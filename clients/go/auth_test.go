@@ -67,7 +67,8 @@ func TestTLS(t *testing.T) {
 
 	tlsPort := testserver.FreePort(t)
 	srv := testserver.Start(t, "--tls-listen", "127.0.0.1:"+itoa(tlsPort),
-		"--tls-cert-file", filepath.Join(dir, "server.crt"), "--tls-key-file", filepath.Join(dir, "server.key"))
+		"--tls-cert-file", filepath.Join(dir, "server.crt"), "--tls-key-file", filepath.Join(dir, "server.key"),
+		"--tls-auth-clients", "no")
 	endpoint := "tls://127.0.0.1:" + itoa(tlsPort)
 	ctx := testCtx(t, 30*time.Second)
 	var c *leasehold.Client
