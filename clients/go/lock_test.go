@@ -187,11 +187,11 @@ func TestKeepaliveThroughALongWait(t *testing.T) {
 	srv := testserver.Start(t)
 	c := dial(t, srv, nil)
 	ctx := testCtx(t, 30*time.Second)
-	a, b := openSession(t, c, 10*time.Second), openSession(t, c, 500*time.Millisecond)
+	a, b := openSession(t, c, 10*time.Second), openSession(t, c, time.Second)
 	if _, err := a.Lock(ctx, "long", nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err := b.Lock(ctx, "long", &leasehold.LockOptions{Wait: 2 * time.Second})
+	_, err := b.Lock(ctx, "long", &leasehold.LockOptions{Wait: 3 * time.Second})
 	if !errors.Is(err, leasehold.ErrTimedOut) {
 		t.Fatalf("a wait on a held lock: %v", err)
 	}

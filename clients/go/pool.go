@@ -118,6 +118,7 @@ func dialAny[T any](c *Client, ctx context.Context, until time.Time,
 	bo := backoff{initial: c.opts.BackoffInitial, max: c.opts.BackoffMax}
 	redirects := 0
 	var last error = newError(ErrUnreachable, "no endpoint")
+	hasTried := false
 	for {
 		redirected := false
 	round:
@@ -134,7 +135,10 @@ func dialAny[T any](c *Client, ctx context.Context, until time.Time,
 			if ctx.Err() != nil {
 				return zero, ep, fmt.Errorf("leasehold: connecting to %s: %w", ep, ctx.Err())
 			}
-			last = err
+			if time.Now().Before(perTry) || !hasTried {
+				last = err // an attempt cut by the deadline says less than a refusal before it
+			}
+			hasTried = true
 			var le *Error
 			if errors.As(err, &le) {
 				switch le.Kind {

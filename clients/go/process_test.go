@@ -164,7 +164,7 @@ func TestBillingExampleFencesAPausedWorker(t *testing.T) {
 	c := dial(t, srv, nil)
 	ctx := testCtx(t, 120*time.Second)
 	bin := testserver.GoBuild(t, ".", "./examples/billing")
-	a := startProc(t, bin, "--endpoints", srv.Endpoint(), "--worker", "A", "--ttl", "1s", "--steps", "2", "--gate")
+	a := startProc(t, bin, "--endpoints", srv.Endpoint(), "--worker", "A", "--ttl", "2s", "--steps", "2", "--gate")
 	testserver.Require(t, 20*time.Second, "A ready to write step 1", func() bool { return a.printed("ready to write step 1") })
 	io.WriteString(a.stdin, "\n")
 	testserver.Require(t, 20*time.Second, "A ready to write step 2", func() bool { return a.printed("ready to write step 2") })
