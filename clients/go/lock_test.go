@@ -199,3 +199,47 @@ func TestKeepaliveThroughALongWait(t *testing.T) {
 		t.Fatalf("the waiting session was lost: %v", b.Err())
 	}
 }
+
+// A blocking Lock whose connection dies mid-wait (the server is killed and
+// restarted) is re-sent with the same SEQ: it ends with exactly one grant
+// and leaves no second wait behind.
+func TestWaitResentAfterAServerRestartGrantsOnce(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv, &leasehold.Options{CallTimeout: testserver.Scaled(10 * time.Second)})
+	ctx := testCtx(t, 90*time.Second)
+	a, b := openSession(t, c, 10*time.Second), openSession(t, c, 10*time.Second)
+	held, err := a.Lock(ctx, "resent", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		lock *leasehold.Lock
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		l, err := b.Lock(ctx, "resent", &leasehold.LockOptions{Wait: 30 * time.Second})
+		got <- result{l, err}
+	}()
+	testserver.Require(t, 10*time.Second, "the waiter queued", func() bool {
+		info, err := c.LockInfo(ctx, "resent")
+		return err == nil && info != nil && len(info.Waiters) == 1
+	})
+	srv.Restart()
+	testserver.Require(t, 20*time.Second, "the wait queued after the restart", func() bool {
+		info, err := c.LockInfo(ctx, "resent")
+		return err == nil && info != nil && len(info.Waiters) == 1
+	})
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock after the restart: %v", err)
+	}
+	r := testserver.Receive(t, got, 20*time.Second, "the grant")
+	if r.err != nil {
+		t.Fatalf("the re-sent wait: %v", r.err)
+	}
+	info, err := c.LockInfo(ctx, "resent")
+	if err != nil || info == nil || len(info.Holders) != 1 || len(info.Waiters) != 0 ||
+		info.Holders[0].Session != b.ID() || info.Holders[0].Token != r.lock.Token() {
+		t.Fatalf("after the grant: %+v %v; want one holder (session %d) and no waiter", info, err, b.ID())
+	}
+}
