@@ -67,7 +67,9 @@ func Dial(ctx context.Context, endpoints string, opts *Options) (*Client, error)
 	return c, nil
 }
 
-// Close closes the pooled connections. Calls after Close fail with ErrClosed.
+// Close closes the pooled connections. Calls after Close fail with
+// ErrClosed. Close the client's sessions first: each keeps its own
+// connection and goroutine until its Close.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	idle := c.idle

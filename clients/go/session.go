@@ -86,7 +86,8 @@ func WithDriftBound(factor float64, fixed time.Duration) SessionOption {
 
 // NewSession opens a session with the given TTL (how soon its locks free
 // after this process dies; whole milliseconds, at least 1ms) and starts
-// keeping it alive. Errors: ErrInvalidArgument (a TTL or option refused here
+// keeping it alive. Close it when done: until then its goroutine keeps the
+// session (and its locks) alive. Errors: ErrInvalidArgument (a TTL or option refused here
 // or by the server), ErrUnreachable, ctx's error. SESSION.OPEN is re-sent
 // only when it was never sent.
 func (c *Client) NewSession(ctx context.Context, ttl time.Duration, opts ...SessionOption) (*Session, error) {
