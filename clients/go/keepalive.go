@@ -103,8 +103,15 @@ func (k *keepaliveLoop) connect() {
 		return
 	}
 	if k.watchedBefore {
-		k.recheck = true
 		k.next = time.Now() // learn at once whether the session survived
+	} else {
+		close(k.s.watching)
+	}
+	// Pushes may have been missed while no connection watched: a reconnect,
+	// or locks taken before the first watch (NewSession stopped waiting).
+	k.recheck = len(k.s.heldLocks()) > 0
+	if k.recheck {
+		k.next = time.Now()
 	}
 	k.watchedBefore = true
 }

@@ -51,6 +51,7 @@ type Session struct {
 	done     chan struct{}
 	closing  bool
 	locks    map[lockKey]*Lock
+	watching chan struct{} // closed once the first SESSION.WATCH is acknowledged
 	loopDone chan struct{}
 }
 
@@ -86,7 +87,8 @@ func WithDriftBound(factor float64, fixed time.Duration) SessionOption {
 
 // NewSession opens a session with the given TTL (how soon its locks free
 // after this process dies; whole milliseconds, at least 1ms) and starts
-// keeping it alive. Close it when done: until then its goroutine keeps the
+// keeping it alive. It returns once the keepalive connection watches the
+// session (or after the call timeout). Close it when done: until then its goroutine keeps the
 // session (and its locks) alive. Errors: ErrInvalidArgument (a TTL or option refused here
 // or by the server), ErrUnreachable, ctx's error. SESSION.OPEN is re-sent
 // only when it was never sent.
@@ -122,9 +124,21 @@ func (c *Client) NewSession(ctx context.Context, ttl time.Duration, opts ...Sess
 	}
 	s := &Session{client: c, id: uint64(id), ttl: ttl, interval: cfg.interval, drift: drift,
 		deadline: sent.Add(ttl - drift), done: make(chan struct{}), locks: map[lockKey]*Lock{},
-		loopDone: make(chan struct{})}
+		watching: make(chan struct{}), loopDone: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	go s.keepAlive()
+	// Pushes flow once the keepalive connection watches the session: wait
+	// for that (bounded), so that a loss right after the first grant is
+	// not missed. Past the bound the session is returned all the same; its
+	// locks are re-checked with LOCK.INFO once the watch is in place.
+	t := time.NewTimer(c.opts.CallTimeout)
+	defer t.Stop()
+	select {
+	case <-s.watching:
+	case <-s.done:
+	case <-ctx.Done():
+	case <-t.C:
+	}
 	return s, nil
 }
 
