@@ -243,3 +243,25 @@ func TestWaitResentAfterAServerRestartGrantsOnce(t *testing.T) {
 		t.Fatalf("after the grant: %+v %v; want one holder (session %d) and no waiter", info, err, b.ID())
 	}
 }
+
+// Lock-delay: after the holder's session is killed, the lock is not granted
+// again until the delay has passed.
+func TestLockDelayAfterAKill(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv, nil)
+	ctx := testCtx(t, 30*time.Second)
+	a, b := openSession(t, c, 10*time.Second), openSession(t, c, 10*time.Second)
+	if _, err := a.Lock(ctx, "delayed", &leasehold.LockOptions{Delay: 30 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.KillSession(ctx, a.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Lock(ctx, "delayed", nil); !errors.Is(err, leasehold.ErrWouldBlock) {
+		t.Fatalf("during the lock-delay: %v; want ErrWouldBlock", err)
+	}
+	info, err := c.LockInfo(ctx, "delayed")
+	if err != nil || info == nil || info.DelayMs <= 0 || len(info.Holders) != 0 {
+		t.Fatalf("LOCK.INFO during the lock-delay: %+v %v", info, err)
+	}
+}

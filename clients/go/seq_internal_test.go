@@ -2,6 +2,7 @@ package leasehold
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -72,5 +73,47 @@ func TestParseEndpoints(t *testing.T) {
 		if _, err := ParseEndpoints(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// A LOCK.RELEASE of the holder's lock from another client is pushed to the
+// holder (released-by-other): the Lock is lost with ErrNotHolder, the
+// session lives on. The holder's own Unlock never causes that push.
+func TestReleaseByAnotherClientLosesTheLock(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), testserver.Scaled(30*time.Second))
+	defer cancel()
+	c, err := Dial(ctx, srv.Endpoint(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	other, err := Dial(ctx, srv.Endpoint(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	s, err := c.NewSession(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	own, err := s.Lock(ctx, "own", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := own.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.Lock(ctx, "taken", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.call(ctx, callSpec{}, "LOCK.RELEASE", "taken", s.ID(), l.Token()); err != nil {
+		t.Fatal(err)
+	}
+	testserver.Receive(t, l.Lost(), 10*time.Second, "the released-by-other push")
+	if !errors.Is(l.Err(), ErrNotHolder) || s.Err() != nil {
+		t.Fatalf("lock %v, session %v", l.Err(), s.Err())
 	}
 }
