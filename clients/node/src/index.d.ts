@@ -19,7 +19,7 @@ export interface ConnectOptions {
   password?: string;
   /** TLS for every endpoint; `caFile` is the CA that signed the server's certificate. */
   tls?: boolean | { caFile?: string };
-  /** CLIENT SETNAME for the connections. */
+  /** CLIENT SETNAME for the connections (printable ASCII, no spaces). */
   name?: string;
   connectTimeout?: number;
   callTimeout?: number;

@@ -34,6 +34,9 @@ function resolveOptions(opts = {}) {
   if (o.backoffMax < o.backoffInitial) throw new InvalidArgument('need backoffInitial <= backoffMax');
   if (!Number.isInteger(o.maxRedirects) || o.maxRedirects < 0) throw new InvalidArgument('maxRedirects must be >= 0');
   if (!Number.isInteger(o.maxConnections) || o.maxConnections < 1) throw new InvalidArgument('maxConnections must be >= 1');
+  if (o.name !== undefined && !/^[\x21-\x7e]+$/.test(o.name)) {
+    throw new InvalidArgument('name (CLIENT SETNAME) must be printable ASCII without spaces');
+  }
   if (o.password !== undefined && typeof o.password !== 'string') throw new InvalidArgument('password must be a string');
   if (o.user !== undefined && (typeof o.user !== 'string' || o.password === undefined)) {
     throw new InvalidArgument('user needs a password');

@@ -5,7 +5,8 @@
 // RESP3 connection of its own (src/resp3_connection.js), as the C++
 // client's keepalive thread does (client/keepalive.cc): SESSION.WATCH id
 // (the server pushes `lost` and `session-ended` for this session), then
-// SESSION.KEEPALIVE about every ttl/3. After that connection is re-made
+// SESSION.KEEPALIVE about every ttl/3. open() resolves once that watch is
+// in place (or after connectTimeout + callTimeout, if it is not yet). After that connection is re-made
 // (server restart, failover) the session learns at once whether it
 // survived (a keepalive right away) and re-checks its locks with LOCK.INFO,
 // since a push may have been missed meanwhile.
@@ -78,7 +79,18 @@ class Session extends EventEmitter {
     if (!(interval > 0)) throw new InvalidArgument('keepaliveInterval must be positive');
     const sent = now();
     const id = await client.sessionOpen(/** @type {number} */ (ttl), opts.owner);
-    return new Session(client, id, /** @type {number} */ (ttl), drift, interval, sent + ttl - drift);
+    const session = new Session(client, id, /** @type {number} */ (ttl), drift, interval, sent + ttl - drift);
+    // Resolve once the server's pushes reach the session (a revoke right
+    // after the first grant is then announced), or after a bounded wait: the
+    // keepalive keeps trying to watch in the background either way.
+    /** @type {NodeJS.Timeout | undefined} */
+    let timer;
+    await Promise.race([
+      session._firstWatch,
+      new Promise((resolve) => { timer = setTimeout(resolve, client.options.connectTimeout + client.options.callTimeout); }),
+    ]);
+    clearTimeout(timer);
+    return session;
   }
 
   /**
@@ -108,6 +120,12 @@ class Session extends EventEmitter {
     this._wake = new AbortController(); // cuts every wait of the keepalive task short
     /** @type {Resp3Connection | null} the connection that watches the session */
     this._watchedBy = null;
+    /** @type {() => void} */
+    this._watchStarted = () => {};
+    /** Resolves once the session is first watched, or has ended. */
+    this._firstWatch = new Promise((resolve) => {
+      this._watchStarted = () => resolve(undefined);
+    });
     this._task = this._run();
   }
 
@@ -247,6 +265,7 @@ class Session extends EventEmitter {
     let nextKeepalive = now() + this.keepaliveInterval;
     let watchedBefore = false;
     let recheckPending = false;
+    let pushless = false;
     let attempt = 0;
     const o = this.client.options;
     const backoff = () => pause(Math.min(backoffPause(o, attempt++), this._deadline - now()), this._wake.signal);
@@ -297,11 +316,20 @@ class Session extends EventEmitter {
             continue;
           }
           conn = c;
+          pushless = false;
           if (reply instanceof RespError) {
-            await onErrorReply(reply);
-            continue;
+            const err = fromReplyText(reply.text);
+            if (err instanceof SessionExpired || err instanceof Redirect) {
+              await onErrorReply(reply);
+              continue;
+            }
+            // Watching refused (say, by an ACL): keep alive without pushes and
+            // re-check the locks after every keepalive, as the Python client does.
+            pushless = true;
+          } else {
+            this._watchedBy = c;
           }
-          this._watchedBy = c;
+          this._watchStarted();
           if (watchedBefore) {
             recheckPending = true;
             nextKeepalive = now(); // learn at once whether the session survived
@@ -333,7 +361,7 @@ class Session extends EventEmitter {
           this._deadline = sent + Math.max(0, lease - this.driftBound);
           nextKeepalive = sent + this.keepaliveInterval;
           attempt = 0;
-          if (recheckPending) {
+          if (recheckPending || pushless) {
             recheckPending = false;
             await this._recheckLocks();
           }
@@ -344,6 +372,7 @@ class Session extends EventEmitter {
       }
     } finally {
       conn?.close();
+      this._watchStarted();
     }
     if (this._reason === null && now() >= this._deadline) {
       this._end(new TimedOut(`session ${this.id}: no keepalive acknowledged before the safe deadline`), true);
