@@ -21,6 +21,7 @@
 // Every method returns a promise; a Client may be used by any number of
 // concurrent tasks.
 
+const net = require('node:net');
 const { default: Redis, ReplyError } = require('ioredis');
 const { endpointText, parseEndpoint, sameEndpoint } = require('./endpoints');
 const errors = require('./errors');
@@ -100,7 +101,7 @@ class Client {
       reconnectOnError: () => false,
       stringNumbers: true,
       connectTimeout: o.connectTimeout,
-      tls: ep.tls ? { ca: o.ca, servername: ep.host } : undefined,
+      tls: ep.tls ? { ca: o.ca, servername: net.isIP(ep.host) ? undefined : ep.host } : undefined,
     });
     /** @type {Error | null} */
     let lastError = null;
