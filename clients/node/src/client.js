@@ -240,13 +240,14 @@ class Client {
     const deadline = now() + (how.timeoutMs ?? this.options.callTimeout) + waitMs;
     let redirects = 0;
     let attempt = 0;
+    let last = '';
     if (reserve) await this._takeSlot();
     try {
       for (;;) {
         if (this._closed) throw new Unreachable('client closed');
         const ep = this._preferred;
         let sent;
-        let last;
+        let current;
         try {
           return await this._attempt(ep, args, deadline, buffers);
         } catch (e) {
@@ -259,13 +260,13 @@ class Client {
             throw e.error;
           }
           sent = !(e instanceof NotSent);
-          last = /** @type {Error} */ (e).message;
+          current = /** @type {Error} */ (e).message;
+          // Keep the most telling cause: the last attempt is often cut short by the deadline.
+          if (last === '' || !/timed out|before the call's deadline/.test(current)) last = current;
         }
         this._nextEndpoint(ep);
-        if (!retry || (sent && !resendIfSent)) throw new Unreachable(`${endpointText(ep)}: ${last}`);
-        if (now() >= deadline) {
-          throw new Unreachable(`no endpoint answered in time (last ${endpointText(ep)}: ${last})`);
-        }
+        if (!retry || (sent && !resendIfSent)) throw new Unreachable(`${endpointText(ep)}: ${current}`);
+        if (now() >= deadline) throw new Unreachable(`no endpoint answered in time (${last})`);
         await pause(Math.min(backoffPause(this.options, attempt), deadline - now()));
         attempt += 1;
         if (onReconnect) onReconnect();
