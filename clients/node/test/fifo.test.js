@@ -62,3 +62,22 @@ test('FIFO hand-off across processes', { timeout: 120000 }, async (t) => {
   assert.deepEqual(tokens, [...tokens].sort((a, b) => a - b));
   assert.ok(tokens[0] > holder.token);
 });
+
+test('a blocking acquire rides out a server restart and is granted once', { timeout: 90000 }, async (t) => {
+  const { server, client, closeLater } = await withServer(t);
+  const a = closeLater(await client.openSession({ ttl: 10000 }));
+  const b = closeLater(await client.openSession({ ttl: 10000 }));
+  const held = await a.lock('restart', { wait: 5000 });
+  const waiting = b.lock('restart', { wait: 60000 });
+  await queued(client, 'restart', 1);
+  await server.restart(); // the waiter's connection drops; it re-sends (same SEQ, then a new one)
+  await eventually(async () => !a.lost && (await client.lockInfo('restart').catch(() => null)) !== null, 30000,
+    'the server back with the lock');
+  assert.equal(await held.release(), true);
+  const lock = await waiting;
+  assert.ok(lock.token > held.token);
+  const info = await client.lockInfo('restart');
+  assert.deepEqual(info.holders.map((h) => [h.session, h.token]), [[b.id, lock.token]]);
+  assert.deepEqual(info.waiters, [], 'queued once, granted once');
+  assert.equal(await lock.release(), true);
+});
