@@ -153,6 +153,19 @@ test('a revoke fires only that lock\'s signal', { timeout: 60000 }, async (t) =>
   assert.equal(await kept.release(), true);
 });
 
+test('a release of the lock from another connection fires its signal (released-by-other)', { timeout: 60000 }, async (t) => {
+  const { server, client, closeLater } = await withServer(t);
+  const session = closeLater(await client.openSession({ ttl: 30000 }));
+  const lock = await session.lock('rbo', { wait: 5000 });
+  const other = closeLater(new leasehold.Client({ endpoints: server.endpoint }));
+  await other.call(['LOCK.RELEASE', 'rbo', session.id, lock.token]); // e.g. an operator with ids from LOCK.INFO
+  await eventually(() => lock.signal.aborted, 20000, 'the lost push for the lock released by another connection');
+  assert.ok(lock.signal.reason instanceof leasehold.NotHolder);
+  assert.match(lock.signal.reason.message, /released-by-other/);
+  assert.equal(session.lost, false);
+  assert.equal(await lock.release(), false, 'nothing left to release');
+});
+
 test('lost at the safe deadline when the server is frozen', { timeout: 60000 }, async (t) => {
   const { server, closeLater } = await withServer(t);
   const client = closeLater(await leasehold.connect({ endpoints: server.endpoint, callTimeout: 1000 }));
