@@ -44,6 +44,27 @@ test_packages=(
   fuse3 libfuse3-dev
 )
 
+# The Node.js client's tests (clients/node): node and npm from Debian when
+# there is no node yet (a newer node already installed is kept).
+if ! command -v node >/dev/null 2>&1; then
+  test_packages+=(nodejs npm)
+fi
+
+# The Node.js client's npm dependencies (ioredis; typescript for the type
+# check), exactly as pinned by clients/node/package-lock.json. Runs `npm ci`
+# only when node_modules is missing or older than the lock file.
+node_client_modules() {
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/clients/node"
+  [[ -f $dir/package-lock.json ]] || return 0
+  if [[ -d $dir/node_modules && ! $dir/package-lock.json -nt $dir/node_modules ]]; then
+    return 0
+  fi
+  echo "install-deps: npm ci in $dir"
+  (cd "$dir" && npm ci --no-audit --no-fund)
+  touch "$dir/node_modules"
+}
+
 case $set_name in
   run) packages=("${run_packages[@]}") ;;
   test) packages=("${run_packages[@]}" "${test_packages[@]}") ;;
@@ -58,6 +79,7 @@ for p in "${packages[@]}"; do
 done
 
 if ((${#missing[@]} == 0)); then
+  if [[ $set_name == test ]]; then node_client_modules; fi
   exit 0
 fi
 
@@ -74,3 +96,4 @@ if [[ ! -e /usr/sbin/policy-rc.d ]]; then
   trap '$sudo rm -f /usr/sbin/policy-rc.d' EXIT
 fi
 $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+if [[ $set_name == test ]]; then node_client_modules; fi
