@@ -84,8 +84,8 @@ histogram() {
 }
 # round_order ROUND BINARY...: sets the array `order` to the binaries, in
 # reverse in even rounds, for the side-by-side scripts (ab_w1.sh,
-# ab_etcd.sh): the binary that ran later in a round tended to win
-# (bench/RESULTS.md run 26a), so neither always runs first.
+# ab_etcd.sh): the binary that ran later in a round won W1 C=1 in 7 of 8
+# pairs whichever it was, so neither always runs first.
 round_order() {
   local round=$1 i
   shift

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run_capacity.sh: the capacity benchmark of issue 14 in one command
+# bench/run_capacity.sh: the capacity benchmark in one command
 # (docs/bench.md, "Capacity"): build/bench/leasehold_capbench against fresh
 # `leasehold server`s in a private temp dir: sessions opened/s, RSS per
 # session, unpipelined keepalives/s from 1,000 connections, restart times

@@ -108,7 +108,7 @@ if [[ ${SKIP_LEASEHOLD:-0} != 1 ]]; then
             --ratio leasehold-p/redis-always --ratio leasehold-p/redis-default)
   # The ceiling: fdatasync in the data dir's filesystem, PING to "leasehold".
   targets+=(--ceiling-dir "$workdir/leasehold")
-  # The `lease` durability mode (issue 14), once the server has it.
+  # The `lease` durability mode, once the server has it.
   server_help=$("$leasehold" server --help 2>/dev/null || true)  # no pipe: grep -q + pipefail
   if [[ ${SKIP_LEASE:-0} != 1 && $server_help == *--durability* ]]; then
     # shellcheck disable=SC2086

@@ -123,7 +123,7 @@ struct NodeOptions {
   // passed (checked after each chunk), then posts the rest. A fixed count
   // was the wrong bound: a session costs ~0.1 us at 100k sessions but
   // ~0.8 us at 10M (a cache and TLB miss per lookup), so 10,000 sessions
-  // per step held the loop 8 ms at 10M (bench/RESULTS.md run 16). The
+  // per step held the loop 8 ms at 10M sessions. The
   // server's default is 2 ms (--snapshot-step-us).
   std::size_t snapshot_step_sessions = 1'000;
   std::chrono::nanoseconds snapshot_step{0};

@@ -8,7 +8,8 @@
 // write(). The owner calls flush() before any reply leaves the server and
 // once per loop turn, so a process crash or kill -9 loses no record of a
 // command whose reply was sent, at one write() per batch instead of one per
-// record (issue 14's W1 profile). Written records are fdatasync'ed by a
+// record (one write() per record was 8% of the server's samples under
+// W1). Written records are fdatasync'ed by a
 // background thread at most `sync_interval` after their write (a power loss
 // may lose that window).
 // A torn or corrupt tail (crash mid-write) is cut off the current file at

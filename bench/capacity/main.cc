@@ -1,4 +1,4 @@
-// leasehold_capbench: the capacity benchmark of issue 14 (docs/bench.md,
+// leasehold_capbench: the capacity benchmark (docs/bench.md,
 // "Capacity"). For each session count N it starts a fresh `leasehold
 // server`, then measures, with a PING probe every millisecond watching for
 // event-loop stalls throughout:
