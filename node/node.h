@@ -28,7 +28,10 @@
 // max_batch_bytes). When an append is synced, its commands are applied in
 // order; for each command: apply, then its ProposeDone, then its effects to
 // the effect listener. So a reply is sent only after its command is durable
-// and applied.
+// and applied. The loop keeps reading while an append syncs (a loop that
+// waited for the sync, as Redis does, measured 0.72x on W1), and sleeps in
+// poll meanwhile (one that spun while a small append was in flight gained
+// at most 1.10x on W2 for 71-157% more CPU per command on 2 shared cores).
 //
 // LOG CLOCK: propose() stamps Command::now with the log clock, in ms: it
 // continues from the highest value in the log (StateMachine::last_now()) at

@@ -19,6 +19,7 @@
 // directory's happen on the sync thread). The disk so holds at most
 // 2 x max_entries records, and no append rewrites the whole history: the
 // rewrite it replaced stalled the event loop 50-250 ms per 100k records.
+// The history costs about a tenth of lease-mode W1's rate; it stays.
 //
 // Records are numbered (id) in append order, continuing across restarts. The
 // wall-clock time is for display only; nothing orders or expires by it.
