@@ -24,6 +24,7 @@
 # WORKLOAD:CLIENTS pairs), DURATION_MS (4000), ETCD_BIN (default: etcd on PATH).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
+bench_output ab_etcd  # a copy of the output under <build>/bench/ (paths.sh)
 (($# >= 2)) || { echo "usage: bash bench/ab_etcd.sh ROUNDS BINARY..." >&2; exit 2; }
 rounds=$1
 shift

@@ -16,6 +16,7 @@
 # (32), DURATION_MS (5000).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
+bench_output ab_w1  # a copy of the output under <build>/bench/ (paths.sh)
 (($# >= 3)) || { echo "usage: bash bench/ab_w1.sh fsync|lease ROUNDS BINARY..." >&2; exit 2; }
 mode=$1 rounds=$2
 shift 2

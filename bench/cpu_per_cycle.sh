@@ -17,6 +17,7 @@
 # Needs redis-server and redis-cli; perf (Debian linux-perf) is optional.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
+bench_output cpu_per_cycle  # a copy of the output under <build>/bench/ (paths.sh)
 rounds=${1:-2}
 clients=${CLIENTS:-32}
 duration=${DURATION_MS:-4000}
