@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/ab_etcd.sh: server binaries side by side in cluster mode on etcd, and
-# where a commit's time goes (docs/bench.md, "What limits W2 on etcd").
+# where a commit's time goes (docs/bench.md, "Comparing builds side by side").
 # For each round, each binary in turn gets a fresh 1-member etcd (127.0.0.1,
 # private temp dir, real fsync, --metrics extensive) and one leasehold node
 # on it; then the load driver's cells run against it, and both are stopped.

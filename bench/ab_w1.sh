@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/ab_w1.sh: server binaries side by side on W1 or W2 (docs/bench.md,
-# "Profile of W1"). For each round, each binary in turn gets a private server
+# "Comparing builds side by side"). For each round, each binary in turn gets a private server
 # (127.0.0.1, a fresh data dir), the load driver's cell for DURATION_MS, and
 # is stopped; prints the rate (W1 cycles/s, W2 grants/s), the server's CPU
 # per committed command (/proc/<pid>/stat over INFO commands_committed), and

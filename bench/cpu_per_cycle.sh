@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/cpu_per_cycle.sh: where the CPU of one W1 lock cycle goes, leasehold
-# against Redis, server and load driver apart (docs/bench.md, "CPU per
-# cycle"). On a 2-core machine the server, its 32 client threads and the
+# against Redis, server and load driver apart (docs/bench.md, "Where
+# the time goes"). On a 2-core machine the server, its 32 client threads and the
 # kernel's loopback TCP share the same cores, so a cycle's total CPU bounds
 # W1; this shows which side pays for a gap. Each round runs four cells one
 # after the other, each against a fresh private server on 127.0.0.1:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/profile_w1.sh: a CPU profile of the leasehold server under W1 at
-# C=32 (docs/bench.md, "Profile of W1"). Starts a private server, runs the
+# C=32 (docs/bench.md, "Where the time goes"). Starts a private server, runs the
 # load driver's W1 cell for DURATION_MS while `perf record` samples the
 # server (cpu-clock: this VM has no hardware counters; DWARF call graphs:
 # the build has no frame pointers), then prints the breakdown of
