@@ -198,7 +198,7 @@ def capacity_section(text):
                + " | ".join(cell(n, "restart (term)", 2, r"start to PONG ([\d.]+) s") + " / "
                             + cell(n, "restart (kill)", 2, r"start to PONG ([\d.]+ s)") for n in counts) + " |")
     out.append("| longest event-loop turn, any phase | " + " | ".join(longest_turn(n) for n in counts) + " |")
-    out += ["", *goal_table(goal_rows(text, "Goals ("), "goal")]
+    out += ["", *goal_table(goal_rows(text, "Goals"), "goal")]
     return out
 
 
