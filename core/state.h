@@ -139,7 +139,7 @@ struct Session {
     return *extras;
   }
 };
-static_assert(sizeof(Session) <= 24, "a session record grew: ten million of them must fit issue 14's memory goal");
+static_assert(sizeof(Session) <= 24, "a session record grew: ten million of them must fit under 1.5 GB");
 
 // Session ids in ascending order, for paged listing (sessions(after, max)
 // is a binary search, not a scan). Ids only grow (each is the revision that
