@@ -24,7 +24,6 @@
 # WORKLOAD:CLIENTS pairs), DURATION_MS (4000), ETCD_BIN (default: etcd on PATH).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
-bench_output ab_etcd  # a copy of the output under <build>/bench/ (paths.sh)
 (($# >= 2)) || { echo "usage: bash bench/ab_etcd.sh ROUNDS BINARY..." >&2; exit 2; }
 rounds=$1
 shift
@@ -32,6 +31,7 @@ etcd_bin=${ETCD_BIN:-$(command -v etcd || true)}
 [[ -x $driver ]] || { echo "ab_etcd.sh: $driver not found: run 'make build' first" >&2; exit 2; }
 [[ -n $etcd_bin && -x $etcd_bin ]] || { echo "ab_etcd.sh: etcd not found (Debian etcd-server)" >&2; exit 2; }
 for bin in "$@"; do [[ -x $bin ]] || { echo "ab_etcd.sh: $bin is not executable" >&2; exit 2; }; done
+bench_output ab_etcd  # a copy of the output under <build>/bench/ (paths.sh)
 duration=${DURATION_MS:-4000}
 read -r -a cells <<<"${CELLS:-W1:1 W2:32}"
 

@@ -16,7 +16,6 @@
 # (32), DURATION_MS (5000).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
-bench_output ab_w1  # a copy of the output under <build>/bench/ (paths.sh)
 (($# >= 3)) || { echo "usage: bash bench/ab_w1.sh fsync|lease ROUNDS BINARY..." >&2; exit 2; }
 mode=$1 rounds=$2
 shift 2
@@ -25,6 +24,7 @@ server_pid= workdir=
 trap stop_server EXIT
 workload=${WORKLOAD:-W1}
 [[ $workload == W1 || $workload == W2 ]] || { echo "ab_w1.sh: WORKLOAD is W1 or W2, not $workload" >&2; exit 2; }
+bench_output ab_w1  # a copy of the output under <build>/bench/ (paths.sh)
 # the smallest bucket bound (ms) of a histogram that holds all its observations
 longest_ms() {
   curl -fsS "http://127.0.0.1:$1/metrics" | awk -v n="$2" '

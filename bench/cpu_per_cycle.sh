@@ -17,7 +17,6 @@
 # Needs redis-server and redis-cli; perf (Debian linux-perf) is optional.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
-bench_output cpu_per_cycle  # a copy of the output under <build>/bench/ (paths.sh)
 rounds=${1:-2}
 clients=${CLIENTS:-32}
 duration=${DURATION_MS:-4000}
@@ -25,6 +24,7 @@ for tool in redis-server redis-cli; do
   command -v "$tool" >/dev/null || { echo "cpu_per_cycle.sh: $tool not found (Debian redis-server, redis-tools)" >&2; exit 2; }
 done
 [[ -x $driver && -x $leasehold ]] || { echo "cpu_per_cycle.sh: build first (make build): no $driver or $leasehold" >&2; exit 2; }
+bench_output cpu_per_cycle  # a copy of the output under <build>/bench/ (paths.sh)
 have_perf=0
 if command -v perf >/dev/null && perf stat -e syscalls:sys_enter_epoll_wait -- true >/dev/null 2>&1; then have_perf=1; fi
 ticks=$(getconf CLK_TCK)

@@ -18,11 +18,11 @@
 # Needs Debian valgrind and redis-tools.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
-bench_output instructions_per_command  # a copy of the output under <build>/bench/ (paths.sh)
 for tool in valgrind callgrind_control callgrind_annotate redis-cli; do
   command -v "$tool" >/dev/null || { echo "instructions_per_command.sh: $tool not found (Debian valgrind, redis-tools)" >&2; exit 2; }
 done
 (($# > 0)) || set -- "$leasehold"
+bench_output instructions_per_command  # a copy of the output under <build>/bench/ (paths.sh)
 durability=${DURABILITY:-lease}
 server_pid= workdir=
 trap stop_server EXIT
