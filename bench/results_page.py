@@ -192,7 +192,8 @@ def capacity_section(text):
     out.append("| sessions opened/s | " + " | ".join(number(cell(n, "open", 2, r"^(\d+) sessions/s"))
                                                       for n in counts) + " |")
     out.append("| RSS per session | " + " | ".join(cell(n, "open", 4, r"^(.+)$") for n in counts) + " |")
-    out.append("| unpipelined keepalives/s from 1,000 connections | "
+    conns = cell(counts[0], "keepalive", 2, r"from (\d+) conns") if counts else "-"
+    out.append(f"| unpipelined keepalives/s from {number(conns)} connections | "
                + " | ".join(number(cell(n, "keepalive", 2, r"^(\d+) keepalives/s")) for n in counts) + " |")
     out.append("| restart (SIGTERM / SIGKILL), start to PONG | "
                + " | ".join(cell(n, "restart (term)", 2, r"start to PONG ([\d.]+) s") + " / "
