@@ -213,7 +213,7 @@ def core_section(data):
     def ns(prefix):
         b = bench(prefix)
         scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[b.get("time_unit", "ns")] if b else 0
-        return b["real_time"] * scale if b else None
+        return b["cpu_time"] * scale if b else None
 
     parts = []
     pair = ns("BM_UncontendedAcquireRelease/idempotent:0/locks:1")
