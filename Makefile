@@ -95,9 +95,16 @@ fuzz-corpus: build-fuzz
 	@cmake --build $(BUILD_FUZZ) --target fuzz_corpus_gen
 	./$(BUILD_FUZZ)/fuzz/fuzz_corpus_gen fuzz
 
+# Benchmarks (docs/bench.md): the core state machine's, then bench/run_all.sh.
+# Their raw output goes to BENCH_OUT, under $(BUILD) (never into tracked
+# files); bench/results_page.py then rewrites the tables of
+# docs/bench-results.md from it (commit that when a conclusion changed).
+BENCH_OUT ?= $(BUILD)/bench/results-$$(date -u +%Y%m%d-%H%M%S)
 bench: build
-	./$(BUILD)/bench/leasehold_core_bench
-	BUILD=$(BUILD) bash bench/run_all.sh
+	@out=$(BENCH_OUT) && mkdir -p "$$out" && \
+	  ./$(BUILD)/bench/leasehold_core_bench --benchmark_out="$$out/core.json" --benchmark_out_format=json && \
+	  BUILD=$(BUILD) OUT_DIR="$$out" BENCH_ENTRY="make bench" bash bench/run_all.sh && \
+	  python3 bench/results_page.py "$$out" docs/bench-results.md
 
 # Long torture runs (docs/torture.md): seeds TORTURE_SEED, TORTURE_SEED+1, ...;
 # failing histories are kept under $(BUILD)/torture/failures/ with their seed.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/ab_etcd.sh: server binaries side by side in cluster mode on etcd, and
-# where a commit's time goes (docs/bench.md, "What limits W2 on etcd").
+# where a commit's time goes (docs/bench.md, "Comparing builds side by side").
 # For each round, each binary in turn gets a fresh 1-member etcd (127.0.0.1,
 # private temp dir, real fsync, --metrics extensive) and one leasehold node
 # on it; then the load driver's cells run against it, and both are stopped.
@@ -31,6 +31,7 @@ etcd_bin=${ETCD_BIN:-$(command -v etcd || true)}
 [[ -x $driver ]] || { echo "ab_etcd.sh: $driver not found: run 'make build' first" >&2; exit 2; }
 [[ -n $etcd_bin && -x $etcd_bin ]] || { echo "ab_etcd.sh: etcd not found (Debian etcd-server)" >&2; exit 2; }
 for bin in "$@"; do [[ -x $bin ]] || { echo "ab_etcd.sh: $bin is not executable" >&2; exit 2; }; done
+bench_output ab_etcd  # a copy of the output under <build>/bench/ (paths.sh)
 duration=${DURATION_MS:-4000}
 read -r -a cells <<<"${CELLS:-W1:1 W2:32}"
 

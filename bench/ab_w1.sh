@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/ab_w1.sh: server binaries side by side on W1 or W2 (docs/bench.md,
-# "Profile of W1"). For each round, each binary in turn gets a private server
+# "Comparing builds side by side"). For each round, each binary in turn gets a private server
 # (127.0.0.1, a fresh data dir), the load driver's cell for DURATION_MS, and
 # is stopped; prints the rate (W1 cycles/s, W2 grants/s), the server's CPU
 # per committed command (/proc/<pid>/stat over INFO commands_committed), and
@@ -24,6 +24,7 @@ server_pid= workdir=
 trap stop_server EXIT
 workload=${WORKLOAD:-W1}
 [[ $workload == W1 || $workload == W2 ]] || { echo "ab_w1.sh: WORKLOAD is W1 or W2, not $workload" >&2; exit 2; }
+bench_output ab_w1  # a copy of the output under <build>/bench/ (paths.sh)
 # the smallest bucket bound (ms) of a histogram that holds all its observations
 longest_ms() {
   curl -fsS "http://127.0.0.1:$1/metrics" | awk -v n="$2" '

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/cpu_per_cycle.sh: where the CPU of one W1 lock cycle goes, leasehold
-# against Redis, server and load driver apart (docs/bench.md, "CPU per
-# cycle"). On a 2-core machine the server, its 32 client threads and the
+# against Redis, server and load driver apart (docs/bench.md, "Where
+# the time goes"). On a 2-core machine the server, its 32 client threads and the
 # kernel's loopback TCP share the same cores, so a cycle's total CPU bounds
 # W1; this shows which side pays for a gap. Each round runs four cells one
 # after the other, each against a fresh private server on 127.0.0.1:
@@ -24,6 +24,7 @@ for tool in redis-server redis-cli; do
   command -v "$tool" >/dev/null || { echo "cpu_per_cycle.sh: $tool not found (Debian redis-server, redis-tools)" >&2; exit 2; }
 done
 [[ -x $driver && -x $leasehold ]] || { echo "cpu_per_cycle.sh: build first (make build): no $driver or $leasehold" >&2; exit 2; }
+bench_output cpu_per_cycle  # a copy of the output under <build>/bench/ (paths.sh)
 have_perf=0
 if command -v perf >/dev/null && perf stat -e syscalls:sys_enter_epoll_wait -- true >/dev/null 2>&1; then have_perf=1; fi
 ticks=$(getconf CLK_TCK)

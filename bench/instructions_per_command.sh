@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/instructions_per_command.sh: user-space instructions the server
-# executes per committed command under W1 (docs/bench.md, "Instructions per
-# command"), counted by valgrind's callgrind, every thread included. Unlike a
+# executes per committed command under W1 (docs/bench.md, "Where the
+# time goes"), counted by valgrind's callgrind, every thread included. Unlike a
 # rate or a CPU time this barely moves with the VM's speed (runs of the same
 # binary agree within about 2%), so it can show a change to the server's own
 # code that a throughput pair cannot resolve; it counts nothing the kernel
@@ -22,6 +22,7 @@ for tool in valgrind callgrind_control callgrind_annotate redis-cli; do
   command -v "$tool" >/dev/null || { echo "instructions_per_command.sh: $tool not found (Debian valgrind, redis-tools)" >&2; exit 2; }
 done
 (($# > 0)) || set -- "$leasehold"
+bench_output instructions_per_command  # a copy of the output under <build>/bench/ (paths.sh)
 durability=${DURABILITY:-lease}
 server_pid= workdir=
 trap stop_server EXIT

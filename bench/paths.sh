@@ -3,14 +3,23 @@
 #   build      $BUILD (relative to root) or root/build
 #   driver     build/bench/leasehold_loadbench
 #   leasehold  build/leasehold
-# and defines wait_for_ping, stop_server, stop_pids, bench_workdir, round_order and the probes
-# committed, cpu_ticks and histogram (below). Checks nothing: each script says what
+# and defines bench_output, wait_for_ping, stop_server, stop_pids, bench_workdir, round_order
+# and the probes committed, cpu_ticks and histogram (below). Checks nothing: each script says what
 # it needs.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD:-$root/build}
 [[ $build = /* ]] || build=$root/$build
 driver=$build/bench/leasehold_loadbench
 leasehold=$build/leasehold
+# bench_output NAME: from here on, everything the script prints also goes to
+# $bench_out/NAME.txt, where bench_out is $OUT_DIR or, by default,
+# <build>/bench/NAME-<UTC time>/: a run's raw output stays under the build
+# directory, never in a tracked file (docs/bench.md, "Where the output goes").
+bench_output() {
+  bench_out=${OUT_DIR:-$build/bench/$1-$(date -u +%Y%m%d-%H%M%S)}
+  mkdir -p "$bench_out" || { echo "cannot create $bench_out" >&2; exit 2; }
+  exec > >(tee "$bench_out/$1.txt")
+}
 # wait_for_ping PORT TRIES INTERVAL: polls PING on 127.0.0.1:PORT until PONG,
 # at most TRIES times INTERVAL seconds apart; returns 1 if it never answered.
 wait_for_ping() {
@@ -84,8 +93,8 @@ histogram() {
 }
 # round_order ROUND BINARY...: sets the array `order` to the binaries, in
 # reverse in even rounds, for the side-by-side scripts (ab_w1.sh,
-# ab_etcd.sh): the binary that ran later in a round tended to win
-# (bench/RESULTS.md run 26a), so neither always runs first.
+# ab_etcd.sh): the binary that ran later in a round won W1 C=1 in 7 of 8
+# pairs whichever it was, so neither always runs first.
 round_order() {
   local round=$1 i
   shift

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # bench/perf_breakdown.py: where a server's CPU time goes, from
 # `perf script -F tid,ip,sym` output (bench/profile_w1.sh, docs/bench.md
-# "Profile of W1"). Each sample is put in the first category that matches a
+# "Where the time goes"). Each sample is put in the first category that matches a
 # frame, walking from the leaf up; prints the shares and the split by thread.
 # Usage: perf script -i perf.data -F tid,ip,sym > s.txt; python3 bench/perf_breakdown.py s.txt
 import sys, re, collections

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/profile_w1.sh: a CPU profile of the leasehold server under W1 at
-# C=32 (docs/bench.md, "Profile of W1"). Starts a private server, runs the
+# C=32 (docs/bench.md, "Where the time goes"). Starts a private server, runs the
 # load driver's W1 cell for DURATION_MS while `perf record` samples the
 # server (cpu-clock: this VM has no hardware counters; DWARF call graphs:
 # the build has no frame pointers), then prints the breakdown of
@@ -9,13 +9,12 @@
 # (8000), SERVER_ARGS (extra server flags, split on spaces, e.g.
 # "--durability lease"), KEEP_WORKDIR=1 (keep perf.data and the server log).
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${BUILD:-$root/build}
-[[ $build = /* ]] || build=$root/$build
+source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
 clients=${CLIENTS:-32}
 duration=${DURATION_MS:-8000}
 read -ra server_args <<<"${SERVER_ARGS:-}"
 command -v perf >/dev/null || { echo "profile_w1.sh: perf not found (Debian linux-perf)" >&2; exit 2; }
+bench_output profile_w1  # a copy of the output under <build>/bench/ (paths.sh)
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-profile-XXXXXX")
 server_pid=
 cleanup() {

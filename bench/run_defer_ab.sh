@@ -18,6 +18,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
 [[ -x $driver && -x $leasehold ]] || { echo "run_defer_ab.sh: run 'make build' first" >&2; exit 2; }
 command -v redis-server >/dev/null || { echo "run_defer_ab.sh: redis-server not found" >&2; exit 2; }
+bench_output defer_ab  # a copy of the output under <build>/bench/ (paths.sh)
 
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-defer-ab-XXXXXX")
 pids=()

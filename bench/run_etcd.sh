@@ -17,12 +17,14 @@
 # prints the ceiling line (fdatasync p50 in etcd's data dir filesystem, PING
 # RTT p50 to the first leasehold node), the table with the ratios
 # leasehold-on-etcd / etcd-mutex, the latency table and the goals, and stops
-# everything it started (TERM, then KILL after 5 s).
+# everything it started (TERM, then KILL after 5 s). The output also goes
+# to $OUT_DIR/etcd.txt (default <build>/bench/etcd-<UTC time>/).
 #
 # Assumes `make build` was run; builds nothing. Extra arguments go to the
 # driver, e.g.  bash bench/run_etcd.sh --duration-ms 1000 --clients 1,8
 # Environment:
 #   BUILD=<dir>           build directory (default: ./build)
+#   OUT_DIR=<dir>         where etcd.txt goes
 #   ETCD_SIZES="1 3"      etcd cluster sizes to run (each gets its own node)
 #   ETCD_BIN=<path>       etcd binary (default: etcd on PATH)
 #   LEASEHOLD_SERVER_ARGS=..  extra flags for `leasehold server`
@@ -47,6 +49,7 @@ if command -v setpriv >/dev/null && setpriv --pdeathsig KILL true 2>/dev/null; t
   pdeath=(setpriv --pdeathsig KILL --)
 fi
 
+bench_output etcd
 bench_workdir run_etcd.sh leasehold-etcdbench
 
 free_port() { "$driver" --free-port; }
@@ -166,6 +169,7 @@ echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "machine: $(nproc) CPUs, $cpu, kernel $(uname -r)"
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, before the run)"
 echo "etcd:    $("$etcd_bin" --version | head -n 1 | sed 's/.*: //'), sizes ${ETCD_SIZES:-1 3}, one leasehold node per etcd"
+echo "script:  ${BENCH_ENTRY:-bash bench/run_etcd.sh${*:+ $*}}"
 echo "command: $driver ${targets[*]} ${ratios[*]} ${defaults[*]} $*"
 
 # In the background and polled for (scripts/wait-child.sh), so that INT/TERM

@@ -13,12 +13,14 @@
 # C = 1, 8, 32, 128), prints the table with the ceiling line (fdatasync p50
 # in the leasehold data dir's filesystem and PING RTT p50, measured before
 # and after the cells), the latency table and the goals, and stops
-# everything it started.
+# everything it started. The output also goes to $OUT_DIR/load.txt (default
+# <build>/bench/load-<UTC time>/; bench_output in bench/paths.sh).
 #
 # Assumes `make build` was run; builds nothing. Extra arguments go to the
 # driver, e.g.  bash bench/run_load.sh --duration-ms 1000 --clients 1,8
 # Environment:
 #   BUILD=<dir>               build directory (default: ./build)
+#   OUT_DIR=<dir>             where load.txt goes
 #   LEASEHOLD_SERVER_ARGS=..  extra flags for `leasehold server`
 #   SKIP_LEASEHOLD=1          no leasehold column
 #   SKIP_LEASE=1              no leasehold-lease column
@@ -35,6 +37,7 @@ command -v redis-server >/dev/null || die "redis-server not found (scripts/insta
 command -v redis-cli >/dev/null || die "redis-cli not found (scripts/install-deps.sh)"
 command -v redis-benchmark >/dev/null || die "redis-benchmark not found (scripts/install-deps.sh)"
 
+bench_output load
 bench_workdir run_load.sh leasehold-loadbench
 
 # wait_ready PORT PID: true once the server on PORT is ready (20 s bound):
@@ -108,7 +111,7 @@ if [[ ${SKIP_LEASEHOLD:-0} != 1 ]]; then
             --ratio leasehold-p/redis-always --ratio leasehold-p/redis-default)
   # The ceiling: fdatasync in the data dir's filesystem, PING to "leasehold".
   targets+=(--ceiling-dir "$workdir/leasehold")
-  # The `lease` durability mode (issue 14), once the server has it.
+  # The `lease` durability mode, once the server has it.
   server_help=$("$leasehold" server --help 2>/dev/null || true)  # no pipe: grep -q + pipefail
   if [[ ${SKIP_LEASE:-0} != 1 && $server_help == *--durability* ]]; then
     # shellcheck disable=SC2086
@@ -140,6 +143,7 @@ echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "machine: $(nproc) CPUs, $cpu, kernel $(uname -r)"
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, before the run)"
 echo "redis:   $(redis-server --version | cut -d' ' -f3)"
+echo "script:  ${BENCH_ENTRY:-bash bench/run_load.sh${*:+ $*}}"
 echo "command: $driver ${targets[*]} $*"
 
 # In the background and polled for (scripts/wait-child.sh), so that a TERM

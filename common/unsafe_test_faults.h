@@ -1,5 +1,5 @@
 // common/unsafe_test_faults.h: test-only switches that BREAK a safety
-// property on purpose, so that the fault-injection suite (issue 11,
+// property on purpose, so that the fault-injection suite (docs/torture.md,
 // docs/faults.md) can show that its checker catches each break.
 //
 // NEVER for production. `leasehold server --unsafe-test-fault NAME` turns one

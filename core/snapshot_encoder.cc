@@ -94,10 +94,10 @@ constexpr std::size_t kPieceBytes = 1U << 20;
 // Each piece's buffer is allocated once, at this size (a piece closes once
 // it holds kPieceBytes; one session's encoding is far below the slack), so
 // it is never regrown: regrowing copied it into fresh memory, whose page
-// faults held the loop for milliseconds (bench/RESULTS.md run 16).
+// faults held the loop for milliseconds at 10M sessions.
 constexpr std::size_t kPieceCapacity = kPieceBytes + (64U << 10);
 // How far ahead of the cursor step() prefetches a session's bucket pointer,
-// and then its chain (measured at 10M sessions: bench/RESULTS.md run 16).
+// and then its chain (tuned on the longest step at 10M sessions).
 constexpr std::ptrdiff_t kSlotAhead = 16;
 constexpr std::ptrdiff_t kChainAhead = 8;
 

@@ -97,8 +97,9 @@ struct SessionExtras {
   std::unique_ptr<IdemWindow> idem;  // allocated on the first seq != 0
 };
 
-// Kept small (24 bytes): there may be ten million of these (issue 14's
-// capacity goal). The TTL fits 32 bits (kMaxSessionTtlMs); everything a
+// Kept small (24 bytes): there may be ten million of these (the capacity
+// goal: 10M sessions under 1.5 GB). The TTL fits 32 bits
+// (kMaxSessionTtlMs); everything a
 // plain session (no owner, no user, no lock, no SEQ) does not have is in
 // SessionExtras, allocated when first needed and kept until the session
 // ends.
@@ -138,7 +139,7 @@ struct Session {
     return *extras;
   }
 };
-static_assert(sizeof(Session) <= 24, "a session record grew: ten million of them must fit issue 14's memory goal");
+static_assert(sizeof(Session) <= 24, "a session record grew: ten million of them must fit under 1.5 GB");
 
 // Session ids in ascending order, for paged listing (sessions(after, max)
 // is a binary search, not a scan). Ids only grow (each is the revision that

@@ -36,7 +36,7 @@ enum class LockMode : std::uint8_t {
 // Size and count limits. Breaking one yields kLimitExceeded and no change.
 // The longest session TTL any configuration may allow: 2^31 - 1 ms, about
 // 24.8 days. Session records keep a TTL in 31 bits (core/state.h,
-// node/timers.h: ten million sessions must fit issue 14's memory goal), so
+// node/timers.h: ten million sessions must fit under 1.5 GB), so
 // check_ttl refuses more whatever Limits::max_ttl_ms says, and the server
 // refuses a --max-ttl-ms above it.
 inline constexpr std::uint64_t kMaxSessionTtlMs = (std::uint64_t{1} << 31) - 1;

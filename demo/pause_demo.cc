@@ -139,7 +139,7 @@ Result<PauseDemoReport> run_pause_demo(const PauseDemoOptions& o, std::ostream& 
   int number = 1;
   for (bool fenced : {false, true}) {
     if (o.cancelled && o.cancelled()) return Status(ErrorCode::kUnavailable, "interrupted");
-    out << "\n=== run " << number++ << ": " << (fenced ? "FENCED" : "UNFENCED")
+    out << "\n=== " << number++ << " of 2: " << (fenced ? "FENCED" : "UNFENCED")
         << " ledger ===\n" << std::flush;
     Timeline timeline(out, SteadyClock::now());
     ScenarioConfig cfg;

@@ -66,6 +66,10 @@
 // the next stream authenticates again (a unary call within the client's
 // call timeout, counted against that attempt's member).
 //
+// A reader thread blocked on the stream takes turns as gRPC's poller (about
+// 2.8 context switches per command on a busy primary); reading each answer
+// within its round instead changed no rate (x1.02, x0.97), so it stays.
+//
 // Thread-safety: lost(), safe_deadline() and lease_id() are safe from any
 // thread. `on_lost` runs on the runner thread; it must not destroy the
 // LeaseKeepAlive. The destructor stops the threads (it does not revoke the

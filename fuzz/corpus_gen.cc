@@ -68,7 +68,8 @@ std::vector<std::string> request_streams() {
   s.push_back(frame({"LOCK.ACQUIRE", "x", "0"}) + frame({"LOCK.ACQUIRE", "x", "1", "LIMIT", "0"}) +
               frame({"LOCK.ACQUIRE", "x", "1", "SHARED", "LIMIT", "2"}) + frame({"LOCK.RELEASE", "x", "1"}) +
               frame({"SET", "k", "v", "PX", "-1"}) + frame({"NOSUCH", "a"}) + "*2\r\n$4\r\nPING\r\n$1");
-  s.push_back(frame({"SET", "a", "b"}) + frame({"GET", "a"}) + "P");  // issue 10's one-packet shape
+  // Two commands and a cut third in one packet.
+  s.push_back(frame({"SET", "a", "b"}) + frame({"GET", "a"}) + "P");
   return s;
 }
 

@@ -2,8 +2,9 @@
 // into one preallocated file that is written in place, so that making an
 // entry durable costs one data write and one fdatasync, and never a change
 // of the file's size or extents (which an appended RocksDB WAL record needs:
-// 0.15-0.21 ms p50 per synced RocksDB write against 0.13-0.16 ms here, RESULTS
-// run 18). RocksDB (log/rocksdb_log.h) still holds every entry; it is
+// 0.15-0.21 ms p50 per synced RocksDB write against 0.13-0.16 ms here on
+// the test VM; W2 rose 1.19x with it). RocksDB (log/rocksdb_log.h) still
+// holds every entry; it is
 // written without a sync, and the journal only has to cover the entries
 // RocksDB may not have made durable yet.
 //

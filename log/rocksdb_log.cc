@@ -378,6 +378,9 @@ void RocksLog::do_stream(Task& task) {
   LEASEHOLD_ASSERT(false, "not a stream task");
 }
 
+// The writer sleeps on cv_ between tasks: a writer that watched its queue
+// for 50-300 us first, to save the hop from the loop (16-21 us), measured
+// 0.97-1.03x on W2 for 19-62% more CPU per command on 2 shared cores.
 void RocksLog::writer_loop() {
   for (;;) {
     Task task;

@@ -74,7 +74,8 @@ class Timers {
  private:
   // A session is armed (in deadlines_, at heap position `pos`) unless its
   // TTL is 0 or it is expiring; only an armed session has a deadline.
-  // 8 bytes (ten million sessions, issue 14): the TTL takes 31 bits, as
+  // 8 bytes (ten million sessions must fit the memory goal): the TTL takes
+  // 31 bits, as
   // core::kMaxSessionTtlMs allows.
   struct SessionTimer {
     std::uint32_t pos = DeadlineHeap::kAbsent;

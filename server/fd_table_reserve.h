@@ -8,7 +8,8 @@
 // period (expand_files -> synchronize_rcu) inside the accept4() or open()
 // that needed the slot. On this project's test VM one such wait took
 // 10-25 ms of the loop thread asleep, at the start of every phase in which
-// 1,000 clients connected at once (bench/RESULTS.md run 17). The table
+// 1,000 clients connected at once (the capacity benchmark's keepalive
+// phase). The table
 // never shrinks, so growing it once, before other threads exist, costs no
 // wait and keeps later accepts free of it.
 //

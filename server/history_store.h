@@ -8,7 +8,8 @@
 // write(). The owner calls flush() before any reply leaves the server and
 // once per loop turn, so a process crash or kill -9 loses no record of a
 // command whose reply was sent, at one write() per batch instead of one per
-// record (issue 14's W1 profile). Written records are fdatasync'ed by a
+// record (one write() per record was 8% of the server's samples under
+// W1). Written records are fdatasync'ed by a
 // background thread at most `sync_interval` after their write (a power loss
 // may lose that window).
 // A torn or corrupt tail (crash mid-write) is cut off the current file at
@@ -18,6 +19,7 @@
 // directory's happen on the sync thread). The disk so holds at most
 // 2 x max_entries records, and no append rewrites the whole history: the
 // rewrite it replaced stalled the event loop 50-250 ms per 100k records.
+// The history costs about a tenth of lease-mode W1's rate; it stays.
 //
 // Records are numbered (id) in append order, continuing across restarts. The
 // wall-clock time is for display only; nothing orders or expires by it.

@@ -11,7 +11,7 @@
 // its write(2) to the eventfd, or was preempted there) spins, pausing and
 // calling sched_yield(), until that send returns. Every append completion
 // crosses threads; one W2 profile found 7.8% of the server's samples in
-// that spin (docs/bench.md, "The fifth cause").
+// that spin, and 1,493 sched_yield() calls in 5 s of W2 (none since).
 //
 // A post from the loop thread itself (a task that schedules more work, the
 // node deferring an append behind what the loop already read) crosses no

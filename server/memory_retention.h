@@ -9,15 +9,16 @@
 // that the kernel must zero; on this project's test VM such a fault costs
 // 1-95 us. A snapshot of 10M sessions is streamed in 1 MiB pieces that the
 // loop fills and the log thread frees: with the defaults the loop spent up
-// to 8-25 ms of one turn in those faults (bench/RESULTS.md run 16,
-// `clear_page_erms` under `do_anonymous_page`).
+// to 8-25 ms of one turn in those faults (`clear_page_erms` under
+// `do_anonymous_page` in a perf profile of the 10M open).
 //
 // What: blocks under 32 MiB come from the heap (M_MMAP_THRESHOLD) and the
 // heap keeps up to 256 MiB of free memory at its top (M_TRIM_THRESHOLD),
 // so a freed piece is reused, already faulted in. The cost is memory the
 // process keeps after a peak: at most about the largest burst of
 // short-lived buffers (a few MiB of snapshot pieces in flight), not
-// counted against the sessions' RSS goal (measured with it in run 16).
+// counted against the sessions' RSS goal (the capacity table is measured
+// with it on).
 //
 // Errors: false when the malloc in use refuses (a sanitizer's, or another
 // allocator's); the server logs it and runs with the defaults.

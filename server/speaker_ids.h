@@ -1,8 +1,9 @@
 // server/speaker_ids.h: the ids of the connections that speak for one
 // session (Server::speak_for), in 8 bytes.
 //
-// Why: one entry per live session (ten million in issue 14's capacity
-// goal), and nearly every session has exactly one speaker, the connection
+// Why: one entry per live session (ten million in the capacity goal,
+// docs/bench-results.md), and nearly every session has exactly one
+// speaker, the connection
 // that opened it. A std::vector per session was a 24-byte header plus a
 // separate heap block; this keeps a single id inline and allocates a vector
 // only when a second connection speaks for the session.

@@ -1,4 +1,4 @@
-// leasehold_capbench: the capacity benchmark of issue 14 (docs/bench.md,
+// leasehold_capbench: the capacity benchmark (docs/bench.md,
 // "Capacity"). For each session count N it starts a fresh `leasehold
 // server`, then measures, with a PING probe every millisecond watching for
 // event-loop stalls throughout:
@@ -395,7 +395,7 @@ std::string format_goals(const std::vector<PhaseRow>& rows, double stall_ms, con
         << fmt("%.1f ms per 10 MiB", faults.ms_per_10_mib)
         << " (this machine; a table that grows by 10 MiB in one step stalls at least that long)\n";
   }
-  out << "Goals (issue 14):\n";
+  out << "Goals:\n";
   const PhaseRow* ten = nullptr;
   for (const auto& r : rows) {
     if (r.sessions == 10'000'000 && r.phase == "open" && r.error.empty()) ten = &r;

@@ -1,6 +1,7 @@
 // bench/capacity/page_fault_probe.h: what fresh memory costs on this
-// machine, the floor under any stall that grows a table (issue 14's "no
-// event-loop stall over 10 ms"): a process that first writes a page it got
+// machine, the floor under any stall that grows a table (the capacity
+// goal "no event-loop stall over 10 ms"): a process that first writes a
+// page it got
 // from the kernel takes a page fault, and on some VMs (the project's test
 // VM: ~10 us per 4 KiB page) a table growing by 10 MiB stalls its thread for
 // tens of milliseconds whatever the code does.

@@ -1,12 +1,12 @@
 // bench/load/ceiling.h: the physical ceiling of a durable lock service on
-// this machine, measured in the same run as the table (issue 14):
+// this machine, measured in the same run as the table:
 //
 //   fsync  p50 of fdatasync() after an in-place 4 KiB write into a
 //          preallocated file, in the data dir's filesystem: the cheapest
 //          durable write the disk offers, and what the log's journal does
-//          per group commit (log/entry_journal.h). Before run 18 it was
-//          measured after a 512-byte append, which also writes the file's
-//          new size (0.04-0.05 ms more on this VM, bench/RESULTS.md run 18);
+//          per group commit (log/entry_journal.h). Not an append: that
+//          also writes the file's new size (0.04-0.05 ms more on the test
+//          VM), a cost the journal does not pay;
 //   RTT    p50 of a PING round trip to the leasehold server on loopback.
 //
 // From them: the W2 hand-off ceiling 1 / (fsync + RTT) grants/s (each

@@ -13,8 +13,8 @@
 //    (EtcdLog::do_append, log/etcd_log.cc): two compares (the fence key, as
 //    the election key is compared, and "create_revision(<new key>) == 0"),
 //    a put of a NEW key per step (<prefix>/c<client>/<20 digits>) with an
-//    80-byte value (the median W2 log entry at C=32, bench/RESULTS.md run
-//    27), and a get of that key on failure. Its C=1 rate is what the log
+//    80-byte value (the median W2 log entry at C=32), and a get of that
+//    key on failure. Its C=1 rate is what the log
 //    write of a hand-off alone allows, with nothing else on its path.
 //
 // Each driver client has its own etcd::Client (own gRPC channels). W1: each

@@ -273,7 +273,7 @@ std::string format_goals(const std::vector<Row>& rows, const Ceiling* ceiling) {
   std::ostringstream out;
   int top = goal_clients(rows);
   bool with_ceiling = ceiling != nullptr && ceiling->valid();
-  out << "Goals (issue 14, C=" << top << "):\n";
+  out << "Goals (C=" << top << "):\n";
 
   const Row* w1 = nullptr;
   const Row* w2 = nullptr;      // any W2 row: the queueing cells are in every one

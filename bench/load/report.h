@@ -52,7 +52,8 @@ std::string format_csv(const std::vector<Row>& rows, const std::vector<Target>& 
 // The client count the goals are judged at: 32 when it ran, else the largest.
 int goal_clients(const std::vector<Row>& rows);
 
-// The goals of issue 14 at goal_clients(), each with the measured numbers
+// The speed goals (docs/bench.md, "Reading the table") at goal_clients(),
+// each with the measured numbers
 // and "met" / "NOT met" ("n/a" when a needed cell or the ceiling is missing):
 //   W1 leasehold >= 0.8x the batching ceiling and >= 1.5x redis-always;
 //   W2 leasehold >= 0.8x the hand-off ceiling, >= 2x every redis-always
@@ -64,10 +65,10 @@ std::string format_goals(const std::vector<Row>& rows, const Ceiling* ceiling = 
 
 // The goals of leasehold-on-etcd, for each pair (numerator =
 // leasehold-on-etcd, denominator = etcd mutex), at goal_clients():
-//   W1: numerator >= 5x denominator (issue 6)
+//   W1: numerator >= 5x denominator
 //   W2: numerator >= 0.8x the `floor` target's C=1 W2 rate (etcd's
-//       sequential fenced write rate, issue 14; n/a without a floor), and
-//       numerator max/min grants per client <= 1.2 (issue 6); the ratio to
+//       sequential fenced write rate; n/a without a floor), and
+//       numerator max/min grants per client <= 1.2; the ratio to
 //       the mutex is printed for the record (the 20x goal was withdrawn)
 std::string format_etcd_goals(const std::vector<Row>& rows, const std::vector<RatioPair>& pairs);
 

@@ -77,7 +77,7 @@ TEST(LoadBenchReport, TableShowsRatiosAndFairness) {
 
 TEST(LoadBenchReport, GoalsSayMetOrNot) {
   std::string goals = format_goals(sample_rows());
-  EXPECT_NE(goals.find("Goals (issue 14, C=32)"), std::string::npos) << goals;
+  EXPECT_NE(goals.find("Goals (C=32)"), std::string::npos) << goals;
   EXPECT_NE(goals.find("W1 leasehold >= 0.8x batching ceiling: n/a"), std::string::npos) << goals;
   EXPECT_NE(goals.find("W1 leasehold >= 1.5x redis-always: n/a"), std::string::npos) << goals;
   EXPECT_NE(goals.find("<= 1.05: 1.03 (160/155) -> met"), std::string::npos) << goals;

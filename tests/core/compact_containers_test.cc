@@ -1,5 +1,5 @@
-// The small containers that keep a session's records small (issue 14's
-// memory goal): common/node_pool.h, core/session_labels.h,
+// The small containers that keep a session's records small (ten million
+// sessions under 1.5 GB): common/node_pool.h, core/session_labels.h,
 // server/speaker_ids.h, and IncrementalMap's nodes coming from its pool
 // (values that own memory are destroyed exactly once: the ASan build's leak
 // check sees the rest).

@@ -93,7 +93,7 @@ TEST(RocksLog, AppendReadRoundTripAndPosition) {
 
 // A read right after an append's callback returns the entry, every time.
 // (Answering before the entry's RocksDB put, with the journal holding it,
-// was measured in stop 33: no gain beyond noise; such a design would have
+// was measured: no gain beyond the disk's noise; such a design would have
 // to make read() wait for the put, and this test fails without that wait.)
 TEST(RocksLog, AReadRightAfterAnAppendsCallbackReturnsTheEntry) {
   leasehold::testing::TempDir dir("log");

@@ -249,7 +249,8 @@ TEST(HistoryStoreTest, EveryBurstOfRecordsIsSyncedAfterIt) {
 }
 
 // Appends are buffered; flush() writes them all at once (the server flushes
-// before any reply leaves, issue 14's W1 profile), and a reopen sees them.
+// before any reply leaves: one write per batch, not per record), and a
+// reopen sees them.
 TEST(HistoryStoreTest, AppendsReachTheFileAtTheNextFlush) {
   testing::TempDir dir("history-flush");
   HistoryOptions o;
