@@ -120,11 +120,15 @@ class KeepaliveLoop {
       on_error_reply(*reply);
       return;
     }
-    if (watched_before_) {
+    // Pushes sent before this watch were missed: after a reconnect, or when
+    // a lock was taken before the first watch (a slow open), re-check every
+    // held lock once the next keepalive shows the session alive.
+    if (watched_before_ || !st_.held_locks().empty()) {
       recheck_pending_ = true;
       next_keepalive_ = Clock::now();  // learn at once whether the session survived
     }
     watched_before_ = true;
+    st_.mark_watching();
   }
 
   void keepalive() {

@@ -24,6 +24,10 @@ Result<std::unique_ptr<Session>> Session::open(std::shared_ptr<Client> client,
   }
   std::unique_ptr<Session> session(new Session(state));
   session->keepalive_ = std::thread([state] { detail::run_keepalive(state); });
+  // A lock taken before the keepalive connection watches the session could
+  // be revoked with no one listening for its push. Wait (bounded) for the
+  // watch; if it is late, the keepalive re-checks the locks taken before it.
+  (void)state->wait_watching(Clock::now() + client->options().call_timeout);
   return session;
 }
 

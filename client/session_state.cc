@@ -77,6 +77,7 @@ void SessionState::end(Status why, bool is_loss) {
     ended_.store(true, std::memory_order_release);
     for (auto& [key, held] : held_) locks.push_back(held);
   }
+  watching_cv_.notify_all();
   stop_.request_stop();
   if (wake_fd >= 0) {
     std::uint64_t one = 1;
@@ -88,6 +89,20 @@ void SessionState::end(Status why, bool is_loss) {
     }
   }
   if (is_loss && on_lost_) on_lost_(why);
+}
+
+void SessionState::mark_watching() {
+  {
+    std::lock_guard lock(mu_);
+    watching_ = true;
+  }
+  watching_cv_.notify_all();
+}
+
+bool SessionState::wait_watching(Clock::time_point until) const {
+  std::unique_lock lock(mu_);
+  watching_cv_.wait_until(lock, until, [this] { return watching_ || ended_.load(); });
+  return watching_;
 }
 
 void SessionState::lock_lost(const std::string& name, std::uint64_t token, Status why) {

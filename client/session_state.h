@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -77,6 +78,14 @@ struct SessionState {
   void unregister_lock(const HeldLock& lock);
   std::vector<std::shared_ptr<HeldLock>> held_locks() const;
 
+  // The keepalive thread's first SESSION.WATCH was acknowledged: from then
+  // on, a loss push for this session reaches it. Session::open waits for
+  // this (bounded), so a lock taken right after open cannot be revoked
+  // before anything listens for its push.
+  void mark_watching();
+  // Waits until mark_watching() or end(), or until `until`; true if watching.
+  bool wait_watching(Clock::time_point until) const;
+
  private:
   std::function<void(const Status&)> on_lost_;
   std::function<void(const std::string&, std::uint64_t, const Status&)> on_lock_lost_;
@@ -86,6 +95,8 @@ struct SessionState {
   std::stop_source stop_;
   mutable std::mutex mu_;
   Status end_status_;
+  bool watching_ = false;
+  mutable std::condition_variable watching_cv_;
   std::map<std::pair<std::string, std::uint64_t>, std::shared_ptr<HeldLock>> held_;
 };
 

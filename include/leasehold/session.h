@@ -24,8 +24,8 @@
 // (`lost` push: revoked, or released by a request that was not this
 // client's, reason released-by-other) marks only that lock's guard (and
 // calls on_lock_lost).
-// After a reconnect of the keepalive connection, pushes sent meanwhile may
-// be missing, so the session re-checks each lock it holds with LOCK.INFO and
+// After a reconnect of the keepalive connection, or a first watch later than
+// a lock taken, pushes sent meanwhile may be missing, so the session re-checks each lock it holds with LOCK.INFO and
 // marks the ones it no longer holds lost.
 //
 // close() (and the destructor) stops the keepalive and sends SESSION.CLOSE
@@ -79,7 +79,9 @@ struct SessionOptions {
 
 class Session {
  public:
-  // Opens the session and starts its keepalive thread. Errors: those of
+  // Opens the session and starts its keepalive thread, then waits (at most
+  // the client's call_timeout) until that thread watches the session, so a
+  // lock taken next cannot lose its `lost` push. Errors: those of
   // Client::open_session (kUnreachable, kInvalidArgument for a bad TTL, ...).
   static Result<std::unique_ptr<Session>> open(std::shared_ptr<Client> client,
                                                SessionOptions options);

@@ -202,6 +202,24 @@ TEST_F(SessionTest, RevokeMarksOnlyThatLock) {
   EXPECT_TRUE(g2->put("r2-key", "v").is_ok());
 }
 
+// open() returns only once the keepalive connection watches the session, so
+// a revoke sent right after the first acquire is always pushed. Before, the
+// watch could come after the revoke and the guard never learnt its loss.
+TEST_F(SessionTest, RevokeRightAfterOpenIsPushed) {
+  CLIENT();
+  for (int round = 0; round < 20; ++round) {
+    auto s = open(30s);
+    ASSERT_TRUE(s);
+    const std::string name = "fresh-" + std::to_string(round);
+    auto g = LockGuard::try_acquire(*s, name);
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    ASSERT_TRUE(client_->revoke(name).is_ok());
+    ASSERT_TRUE(eventually([&] { return g->lost(); }, 5s)) << "round " << round;
+    EXPECT_EQ(g->status().code(), ErrorCode::kNotHolder);
+    EXPECT_FALSE(s->lost());
+  }
+}
+
 // A frozen server acknowledges nothing: the session is lost at its safe
 // deadline, not before it and not much after.
 TEST_F(SessionTest, LostAtTheSafeDeadlineWhenTheServerIsFrozen) {
