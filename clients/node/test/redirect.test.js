@@ -1,43 +1,32 @@
 'use strict';
 // Redirects: a client given only a standby's address follows its
 // `-REDIRECT host:port` answers to the primary, for commands and for the
-// session's keepalive connection. The standby here is a stand-in that
-// answers as a leasehold standby does in READWRITE mode (docs/protocol.md):
-// HELLO and PING itself, every other command `-REDIRECT primary`.
+// session's keepalive (watch) connection. A real two-node cluster on a
+// private etcd (support.js withCluster): the first node is the primary, the
+// second a standby.
 
 const assert = require('node:assert/strict');
-const net = require('node:net');
 const { test } = require('node:test');
 const leasehold = require('../src');
-const { Parser } = require('../src/resp3');
-const { eventually, withServer } = require('./support');
+const { eventually, withCluster } = require('./support');
 
-function standIn(primary) {
-  const seen = [];
-  const server = net.createServer((sock) => {
-    const parser = new Parser();
-    sock.on('error', () => {});
-    sock.on('data', (chunk) => {
-      for (const cmd of parser.feed(chunk)) {
-        const name = String(cmd[0]).toUpperCase();
-        seen.push(name);
-        if (name === 'HELLO') sock.write('%2\r\n+role\r\n+standby\r\n+proto\r\n:3\r\n');
-        else if (name === 'PING') sock.write('+PONG\r\n');
-        else sock.write(`-REDIRECT ${primary}\r\n`);
-      }
-    });
+test('commands and the keepalive follow -REDIRECT from a standby to the primary', { timeout: 120000 }, async (t) => {
+  const cluster = await withCluster(t);
+  if (cluster === null) return; // skipped: no etcd
+  const { primary, standby } = cluster;
+  const toClose = [];
+  t.after(async () => {
+    for (const c of toClose.reverse()) {
+      try { await c.close(); } catch { /* already gone */ }
+    }
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, seen, port: server.address().port })));
-}
-
-test('commands and the keepalive follow -REDIRECT to the primary', { timeout: 60000 }, async (t) => {
-  const { server, client: direct, closeLater } = await withServer(t);
-  const standby = await standIn(server.endpoint);
-  t.after(() => standby.server.close());
-  const client = closeLater(await leasehold.connect({ endpoints: `127.0.0.1:${standby.port}`, callTimeout: 10000 }));
-  const session = closeLater(await client.openSession({ ttl: 3000 }));
-  assert.ok(standby.seen.includes('SESSION.OPEN'), 'the first request went to the standby');
-  assert.equal(client.currentEndpoint(), server.endpoint);
+  const direct = await leasehold.connect({ endpoints: primary.endpoint, callTimeout: 10000 });
+  toClose.push(direct);
+  const client = await leasehold.connect({ endpoints: standby.endpoint, callTimeout: 10000 });
+  toClose.push(client);
+  const session = await client.openSession({ ttl: 3000 });
+  toClose.push(session);
+  assert.equal(client.currentEndpoint(), primary.endpoint, 'the session was opened on the primary');
   const lock = await session.lock('r', { wait: 5000 });
   await eventually(() => session.watching, 10000, 'the keepalive connection to watch on the primary');
   const first = session.safeDeadline();
@@ -45,5 +34,9 @@ test('commands and the keepalive follow -REDIRECT to the primary', { timeout: 60
   const info = await direct.lockInfo('r');
   assert.deepEqual(info.holders.map((h) => [h.session, h.token]), [[session.id, lock.token]]);
   assert.equal(await lock.release(), true);
+  // A revoke's push reaches the session through its redirected watch connection.
+  const revoked = await session.lock('revoked', { wait: 5000 });
+  await direct.revoke('revoked');
+  await eventually(() => revoked.lost, 10000, 'the revoke push on the redirected watch connection');
   assert.equal(session.lost, false);
 });

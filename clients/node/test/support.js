@@ -1,8 +1,9 @@
 'use strict';
 // Test support: real `leasehold server` processes on 127.0.0.1 (binary from
 // $LEASEHOLD_BINARY, else build/leasehold of this checkout), each on a free
-// port with a private data dir, and eventually(): poll a condition until a
-// deadline. Every wait here is bounded.
+// port with a private data dir; a two-node cluster on a private etcd
+// (withCluster); and eventually(): poll a condition until a deadline. Every
+// wait here is bounded.
 
 const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
@@ -193,4 +194,105 @@ async function withServer(t, opts = {}) {
   };
 }
 
-module.exports = { ROOT, leaseholdBinary, freePort, eventually, exited, lines, ServerProcess, withServer };
+/** The `etcd` executable on $PATH (Debian's etcd-server), or null. */
+function etcdBinary() {
+  for (const dir of (process.env.PATH || '').split(path.delimiter)) {
+    const p = path.join(dir || '.', 'etcd');
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return p;
+    } catch { /* not here */ }
+  }
+  return null;
+}
+
+/**
+ * A private one-member etcd on free 127.0.0.1 ports with its data and log
+ * in `dir`. Resolves, once it accepts connections, to { url, kill() }.
+ */
+async function startEtcd(bin, dir) {
+  const [clientPort, peerPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
+  const url = `http://127.0.0.1:${clientPort}`;
+  const peer = `http://127.0.0.1:${peerPort}`;
+  const logPath = path.join(dir, 'etcd.log');
+  const log = fs.openSync(logPath, 'a');
+  const proc = spawn(bin, ['--name', 'e0', '--data-dir', path.join(dir, 'etcd'),
+    '--listen-client-urls', url, '--advertise-client-urls', url,
+    '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
+    '--initial-cluster', `e0=${peer}`, '--initial-cluster-state', 'new',
+    '--listen-metrics-urls', `http://127.0.0.1:${metricsPort}`], { stdio: ['ignore', log, log] });
+  fs.closeSync(log);
+  const etcd = {
+    url,
+    async kill() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGKILL');
+      await exited(proc, 15000);
+    },
+  };
+  try {
+    await eventually(async () => {
+      if (proc.exitCode !== null) assert.fail(`etcd exited (${proc.exitCode}); see ${logPath}`);
+      return portOpen(clientPort);
+    }, 20000, 'etcd to listen');
+  } catch (e) {
+    await etcd.kill();
+    throw e;
+  }
+  return etcd;
+}
+
+/** The first word of ROLE's reply from `endpoint` ("primary", "standby"), "" when it does not answer. */
+async function role(endpoint) {
+  const client = new leasehold.Client({ endpoints: endpoint, connectTimeout: 1000, callTimeout: 1000, maxRedirects: 0 });
+  try {
+    const reply = await client.call(['ROLE']);
+    return Array.isArray(reply) && reply.length > 0 ? String(reply[0]) : '';
+  } catch {
+    return '';
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * A real two-node cluster for one test: a private etcd and two `leasehold
+ * server` nodes in cluster mode (`--etcd`, `--cluster`), the first started
+ * waited on until it is primary, the second until it is a standby. `t.after`
+ * stops the nodes and etcd and removes the dir. Skips the test when etcd is
+ * not installed (scripts/install-deps.sh installs etcd-server).
+ * Resolves to { primary, standby, etcd, dir } (ServerProcess for the nodes),
+ * or null when skipped.
+ */
+async function withCluster(t, cluster = 'nodetest') {
+  const bin = etcdBinary();
+  if (bin === null) {
+    t.skip('etcd not installed (scripts/install-deps.sh installs etcd-server)');
+    return null;
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-node-cluster-'));
+  const nodes = [];
+  let etcd = null;
+  t.after(async () => {
+    for (const n of nodes) await n.stop();
+    if (etcd) await etcd.kill();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  etcd = await startEtcd(bin, dir);
+  const flags = ['--etcd', etcd.url, '--cluster', cluster, '--etcd-lease-ttl', '2'];
+  const start = async (name, want) => {
+    fs.mkdirSync(path.join(dir, name));
+    const node = new ServerProcess(path.join(dir, name), flags);
+    nodes.push(node);
+    await node.start();
+    await eventually(async () => (await role(node.endpoint)) === want, 30000, `${name} to be ${want}`);
+    return node;
+  };
+  const primary = await start('first', 'primary');
+  const standby = await start('second', 'standby');
+  return { primary, standby, etcd, dir };
+}
+
+module.exports = {
+  ROOT, leaseholdBinary, freePort, eventually, exited, lines, ServerProcess, withServer, role, withCluster,
+};
