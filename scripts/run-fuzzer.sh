@@ -40,7 +40,7 @@ echo "run-fuzzer: $name for ${seconds}s, seeds $seeds, corpus $corpus"
 # polls the fuzzer (every 0.2 s, bounded) instead of blocking in `wait`.
 # bash defers a trap whose signal lands just before `wait` starts until the
 # waited child exits, so a stop there was seen to leave the script waiting
-# for ever (stop 42's stressed run; tests/fuzz/run_fuzzer_stop_test.sh).
+# for ever (seen in a stressed `make test` run; tests/fuzz/run_fuzzer_stop_test.sh).
 # A stop that reaches the fuzzer before it has exec'd is lost in bash's copy
 # of this script; the kill after the grace covers that too.
 stop_grace=${RUN_FUZZER_STOP_GRACE:-20}  # seconds; tests/fuzz/run_fuzzer_stop_test.sh sets it lower
