@@ -6,7 +6,7 @@
 #                 and a short run of every fuzzer
 #   make package  builds the Debian package $(BUILD)/leasehold_<version>_<arch>.deb (docs/install.md)
 #   make fuzz     runs every fuzzer long (FUZZ_SECONDS each; docs/fuzzing.md)
-#   make torture RUNS=N  N long fault-injection runs, written to docs/RELIABILITY.md (docs/torture.md)
+#   make torture RUNS=N  N long fault-injection runs, folded into docs/RELIABILITY.md (docs/torture.md)
 .PHONY: all deps deps-test build build-run build-asan build-fuzz run package test test-release test-asan test-fuzz fuzz fuzz-corpus bench torture clean
 
 BUILD      ?= build
@@ -14,14 +14,18 @@ BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS ?= resp_parser command_args log_entry entry_journal history_file snapshot etcd_log http_request script_catalog net
-FUZZ_LEDGER  ?= docs/reliability/fuzz-runs.jsonl
-FUZZ_REPORT  ?= docs/reliability/fuzz-volume.md
+FUZZ_LEDGER  ?= $(BUILD_FUZZ)/fuzz/runs.jsonl
 JOBS       ?= $(shell nproc)
 RUNS       ?= 10
 TORTURE_SECONDS ?= 30
 TORTURE_SEED    ?= random
 TORTURE_MODE    ?= mixed
-TORTURE_SUMMARY ?= docs/reliability/runs.jsonl
+TORTURE_SUMMARY ?= $(BUILD)/torture/runs.jsonl
+# The reliability record kept in the repository: the aggregate and its page.
+RELIABILITY_TOTALS ?= docs/reliability/totals.json
+RELIABILITY_PAGE   ?= docs/RELIABILITY.md
+# The commit the runs are built from, "-dirty" when the tree has changes.
+RUN_COMMIT = $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
 TORTURE_FAULTS  ?= kill,kill-standby,pause-server,pause-client,clock-wall,kill-etcd,kill-etcd-majority,pause-etcd,power-cut,disk-eio,disk-full,partition,one-way-loss,slow-link,partition-node-etcd,one-way-loss-node-etcd,slow-link-node-etcd,partition-etcd,one-way-etcd,disk-eio-etcd,disk-full-etcd,power-cut-etcd
 # ccache: hits across clones in other folders (CI builds a fresh clone).
 export CCACHE_BASEDIR := $(CURDIR)
@@ -85,10 +89,12 @@ test: test-release test-asan test-fuzz
 # Long fuzzing, niced (scripts/fuzz-long.sh): each libFuzzer target
 # FUZZ_SECONDS, then the network fuzzer against the ASan server for
 # FUZZ_SECONDS. New inputs and crashes go to $(BUILD_FUZZ)/fuzz/work/<target>/.
-# Every run is added to FUZZ_LEDGER (kept in the repository, so the volume
-# adds up across clones) and the totals are written to FUZZ_REPORT.
+# Every run is written to FUZZ_LEDGER (under the build), then folded into
+# the aggregate RELIABILITY_TOTALS (kept in the repository, so the volume
+# adds up across clones) and the fuzzing section of RELIABILITY_PAGE.
 fuzz: build-fuzz build-asan
-	bash scripts/fuzz-long.sh $(BUILD_FUZZ) $(BUILD_ASAN) $(FUZZ_SECONDS) $(FUZZ_LEDGER) $(FUZZ_REPORT) $(FUZZ_TARGETS)
+	bash scripts/fuzz-long.sh $(BUILD_FUZZ) $(BUILD_ASAN) $(FUZZ_SECONDS) $(FUZZ_LEDGER) \
+	  $(RELIABILITY_TOTALS) $(RELIABILITY_PAGE) $(FUZZ_TARGETS)
 
 # Rewrites the seed corpora in fuzz/corpus/ from real encodings (fuzz/corpus_gen.cc).
 fuzz-corpus: build-fuzz
@@ -108,16 +114,26 @@ bench: build
 
 # Long torture runs (docs/torture.md): seeds TORTURE_SEED, TORTURE_SEED+1, ...;
 # failing histories are kept under $(BUILD)/torture/failures/ with their seed.
-# Each run appends a line to TORTURE_SUMMARY (kept in the repository, so the
-# record grows across clones); the report covers every run in it, plus the
-# hand-kept notes on earlier batches.
+# Each run appends a line to TORTURE_SUMMARY (under the build); then, also
+# when runs failed, the report folds them into the aggregate
+# RELIABILITY_TOTALS (kept in the repository, so the record adds up across
+# clones), rewrites the torture section of RELIABILITY_PAGE, and moves the
+# summary aside to $(BUILD)/torture/folded/ so that no run is counted twice.
+# The exit status is the runs'.
 torture: deps-test
 	@cmake -S . -B $(BUILD) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DLEASEHOLD_BUILD_TESTS=ON -DLEASEHOLD_BUILD_BENCH=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) --target leasehold leasehold-torture
-	./$(BUILD)/torture/leasehold-torture run --runs $(RUNS) --seed $(TORTURE_SEED) --seconds $(TORTURE_SECONDS) \
-	  --mode $(TORTURE_MODE) --clock random --faults $(TORTURE_FAULTS) --summary $(TORTURE_SUMMARY)
-	./$(BUILD)/torture/leasehold-torture report --out docs/RELIABILITY.md --notes docs/reliability/notes.md $(TORTURE_SUMMARY)
+	@mkdir -p $(dir $(TORTURE_SUMMARY)) $(BUILD)/torture/folded
+	status=0; ./$(BUILD)/torture/leasehold-torture run --runs $(RUNS) --seed $(TORTURE_SEED) --seconds $(TORTURE_SECONDS) \
+	  --mode $(TORTURE_MODE) --clock random --faults $(TORTURE_FAULTS) --summary $(TORTURE_SUMMARY) \
+	  --commit $(RUN_COMMIT) || status=$$?; \
+	if [ -f $(TORTURE_SUMMARY) ]; then \
+	  ./$(BUILD)/torture/leasehold-torture report --totals $(RELIABILITY_TOTALS) --page $(RELIABILITY_PAGE) \
+	    $(TORTURE_SUMMARY) || exit 2; \
+	  mv $(TORTURE_SUMMARY) $(BUILD)/torture/folded/$$(date -u +%Y%m%dT%H%M%SZ)-runs.jsonl; \
+	fi; \
+	exit $$status
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The fuzzing ledger (docs/fuzzing.md, "Volume"): one JSON line per long
-# fuzzing run, kept in the repository so the volume adds up across clones
-# and machines, and a report of the totals.
+# The fuzzing runs (docs/fuzzing.md, "Volume"): one JSON line per long
+# fuzzing run, written under the fuzz build (never into a tracked file),
+# then folded into the aggregate kept in the repository
+# (docs/reliability/totals.json, section "fuzz"), so the volume adds up
+# across clones and machines, and docs/RELIABILITY.md's fuzzing section.
 #
 #   fuzz-ledger.sh record LEDGER TARGET LOG EXIT_STATUS SECONDS
 #       Appends the run whose output is in LOG and which took SECONDS. For
@@ -14,16 +16,19 @@
 #       A run whose count cannot be read is recorded with count 0 and
 #       result "no-count" (it adds no volume). EXIT_STATUS 0 is "ok",
 #       anything else "failed" (a crash, leak, sanitizer report or check).
-#   fuzz-ledger.sh report LEDGER
-#       Prints a Markdown table: per target the runs, executions (or
-#       frames), seconds and failed runs, and the libFuzzer total; then the
-#       executions and frames since the last failed run of each kind.
+#   fuzz-ledger.sh fold TOTALS PAGE LEDGER...
+#       Adds the LEDGERs' runs to TOTALS (per target the runs, executions
+#       or frames, seconds and failed runs; the executions and frames since
+#       the last failed run; the first and last run's commit and date) and
+#       rewrites PAGE's fuzzing section (scripts/reliability_totals.py).
+#       Fold a ledger once: `make fuzz` moves it aside after folding.
 #
-# Errors: a missing argument or unreadable LOG exits 2 and writes nothing.
+# Errors: a missing argument or unreadable LOG exits 2 and writes nothing;
+# so does a malformed ledger line or TOTALS (the message names the line).
 set -euo pipefail
 
 usage() {
-  sed -n '4,22p' "$0" >&2
+  sed -n '8,27p' "$0" >&2
   exit 2
 }
 
@@ -50,44 +55,9 @@ record() {
   echo "fuzz-ledger: $target: $count $( [[ $target == net* ]] && echo frames || echo executions ), $result -> $ledger"
 }
 
-report() {
-  (($# == 1)) || usage
-  python3 - "$1" <<'EOF'
-import json, sys
-rows = {}
-# Executions (libFuzzer) and frames (net) since the last failed run of
-# their kind: the clean stretch the goal "0 failures in N" asks for.
-clean = {"lib": 0, "net": 0}
-for n, line in enumerate(open(sys.argv[1]), 1):
-    line = line.strip()
-    if not line:
-        continue
-    try:
-        r = json.loads(line)
-    except ValueError:
-        sys.exit(f"fuzz-ledger: {sys.argv[1]}:{n}: not JSON")
-    t = rows.setdefault(r["target"], [0, 0, 0, 0])
-    t[0] += 1
-    t[1] += r["count"]
-    t[2] += r["seconds"]
-    t[3] += r["result"] == "failed"
-    kind = "net" if r["target"].startswith("net") else "lib"
-    clean[kind] = 0 if r["result"] == "failed" else clean[kind] + r["count"]
-print("# Fuzzing volume\n")
-print(f"Every long fuzzing run in `{sys.argv[1]}`, added up (written by")
-print("`scripts/fuzz-ledger.sh report`; see docs/fuzzing.md, \"Volume\").\n")
-print("| target | runs | executions (net: frames) | seconds | failed runs |")
-print("|---|---|---|---|---|")
-tot = [0, 0, 0, 0]
-for name in sorted(rows, key=lambda k: (k.startswith("net"), k)):
-    t = rows[name]
-    print(f"| {name} | {t[0]} | {t[1]:,} | {t[2]:,} | {t[3]} |")
-    if not name.startswith("net"):
-        tot = [a + b for a, b in zip(tot, t)]
-print(f"| **libFuzzer total** | {tot[0]} | {tot[1]:,} | {tot[2]:,} | {tot[3]} |")
-print(f"\nSince the last failed run (in ledger order): {clean['lib']:,} libFuzzer executions, "
-      f"{clean['net']:,} network frames.")
-EOF
+fold() {
+  (($# >= 3)) || usage
+  python3 "$(dirname "$0")/reliability_totals.py" fuzz "$@"
 }
 
 (($# >= 1)) || usage
@@ -95,6 +65,6 @@ cmd=$1
 shift
 case "$cmd" in
   record) record "$@" ;;
-  report) report "$@" ;;
+  fold) fold "$@" ;;
   *) usage ;;
 esac

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Long fuzzing (`make fuzz`, docs/fuzzing.md): runs each libFuzzer target,
 # then the network fuzzer against the ASan server, SECONDS each and niced,
-# records every run in the ledger (scripts/fuzz-ledger.sh) and rewrites the
-# volume report next to it.
-#   fuzz-long.sh BUILD_FUZZ BUILD_ASAN SECONDS LEDGER REPORT TARGET...
+# records every run in LEDGER (under the build, scripts/fuzz-ledger.sh),
+# then folds LEDGER into the aggregate TOTALS (docs/reliability/totals.json)
+# and PAGE's fuzzing section (docs/RELIABILITY.md) and moves it aside to
+# LEDGER's directory, folded/, so that no run is counted twice.
+#   fuzz-long.sh BUILD_FUZZ BUILD_ASAN SECONDS LEDGER TOTALS PAGE TARGET...
 # TARGET is a libFuzzer target name (resp_parser, ...) or "net". Logs go to
 # BUILD_FUZZ/fuzz/logs/. Stops at the first failing run (after recording it)
 # and exits 1; new inputs and crashes stay under BUILD_FUZZ/fuzz/work/.
 set -euo pipefail
-if (($# < 6)); then
-  sed -n '5,9p' "$0" >&2
+if (($# < 7)); then
+  sed -n '8,11p' "$0" >&2
   exit 2
 fi
-build_fuzz=$1 build_asan=$2 seconds=$3 ledger=$4 report=$5
-shift 5
+build_fuzz=$1 build_asan=$2 seconds=$3 ledger=$4 totals=$5 page=$6
+shift 6
+mkdir -p "$(dirname "$ledger")"
 here=$(cd "$(dirname "$0")" && pwd)
 logs="$build_fuzz/fuzz/logs"
 mkdir -p "$logs"
@@ -38,6 +41,9 @@ for target in "$@"; do
     break
   fi
 done
-bash "$here/fuzz-ledger.sh" report "$ledger" >"$report"
-cat "$report"
+bash "$here/fuzz-ledger.sh" fold "$totals" "$page" "$ledger"
+folded="$(dirname "$ledger")/folded"
+mkdir -p "$folded"
+mv "$ledger" "$folded/$(date -u +%Y%m%dT%H%M%SZ)-$(basename "$ledger")"
+sed -n '/<!-- begin fuzz -->/,/<!-- end fuzz -->/p' "$page"
 exit "$failed"

@@ -205,19 +205,21 @@ Result<Op> from_json(std::string_view line) {
   return op;
 }
 
-Result<std::vector<Op>> read_history(const std::string& path, std::size_t* skipped) {
+Result<std::vector<Op>> read_history(const std::string& path, std::vector<std::string>* unparsable) {
   std::ifstream in(path);
   if (!in) return Status(ErrorCode::kIoError, "cannot read " + path);
   std::vector<Op> ops;
   std::string line;
-  while (std::getline(in, line)) {
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;
     auto op = from_json(line);
     if (op) {
       ops.push_back(std::move(op).value());
-    } else if (skipped != nullptr) {
-      ++*skipped;
+      continue;
     }
+    std::string where = path + ":" + std::to_string(number) + ": " + op.status().message();
+    if (unparsable == nullptr) return Status(ErrorCode::kInvalidArgument, std::move(where));
+    unparsable->push_back(std::move(where));
   }
   return ops;
 }

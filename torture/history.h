@@ -73,9 +73,12 @@ std::int64_t to_ns(std::chrono::steady_clock::time_point t);
 std::string to_json(const Op& op);
 // Parses one line written by to_json. kInvalidArgument on anything else.
 Result<Op> from_json(std::string_view line);
-// Every record of a file; lines that do not parse (a worker killed mid-line)
-// are skipped and counted in *skipped when given.
-Result<std::vector<Op>> read_history(const std::string& path, std::size_t* skipped = nullptr);
+// Every record of a file. A line that does not parse (e.g. a process
+// killed mid-line) is never skipped silently: with `unparsable` given, it is
+// appended there as "PATH:LINE: why" and reading goes on (the caller fails
+// the run); without it, it is an error, kInvalidArgument "PATH:LINE: why".
+// kIoError when the file cannot be read.
+Result<std::vector<Op>> read_history(const std::string& path, std::vector<std::string>* unparsable = nullptr);
 
 // Appends records to a file, one line each, flushed per record so that a
 // killed process loses at most the record it was writing.

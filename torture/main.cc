@@ -3,15 +3,23 @@
 //   leasehold-torture run [--mode embedded|embedded-lease|cluster-1etcd|cluster-3etcd|mixed] [--seed N|random] [--runs N] [--seconds S] [--workers N] [--ttl MS] [--keys N]
 //                         [--faults a,b,...] [--clock none|wall|rate:X|random]
 //                         [--server-arg ARG]... [--server-env K=V]... [--failures DIR]
-//                         [--keep-history] [--report FILE] [--summary FILE] [--expect-violation]
+//                         [--keep-history] [--report FILE] [--summary FILE] [--commit ID]
+//                         [--expect-violation CHECK[,CHECK...]] [--allow-violation CHECK[,CHECK...]]
 //                         [--expect-fault KIND]...
 //   leasehold-torture check FILE...        re-checks kept histories
-//   leasehold-torture report --out FILE [--notes FILE] SUMMARY...   one report from `run --summary` files
+//   leasehold-torture report --totals FILE --page FILE [SUMMARY...]
+//                                          folds `run --summary` files into the aggregate
+//                                          (totals_file.h) and rewrites the page's torture section
 //   leasehold-torture worker ...           one workload process (spawned by `run`)
-// Exit codes: 0 no violation (with --expect-violation: at least one), 1
-// violations or a run without a fault named by --expect-fault (counted by
-// the nemesis name, e.g. kill-primary in cluster modes), 2 usage or
-// start-up errors.
+// Exit codes: 0 no violation (with --expect-violation: at least one
+// violation of a named check, and none but of those and the
+// --allow-violation checks; with --allow-violation alone: none but of
+// those); 1 violations (with --expect-violation: none of a named check,
+// or one of another check), or a run without a fault named by
+// --expect-fault (counted by the nemesis name, e.g. kill-primary in
+// cluster modes); 2 usage errors, a malformed aggregate or summary, and
+// runs that could not be checked or did not go to the end (a worker
+// exited, no primary after the final crash) when nothing above applies.
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,9 +33,12 @@
 #include <string>
 #include <vector>
 
+#include "torture/expected_violation.h"
 #include "torture/kill_children_on_signal.h"
 #include "torture/report.h"
 #include "torture/run.h"
+#include "torture/run_summary.h"
+#include "torture/totals_file.h"
 #include "torture/worker.h"
 #include "tests/support/temp_dir.h"
 
@@ -101,43 +112,92 @@ int check_main(const std::vector<std::string>& files) {
   return bad == 0 ? 0 : 1;
 }
 
-int report_main(const std::vector<std::string>& args, const std::string& command) {
-  Totals totals;
-  std::string out_path, notes_path;
+bool read_text(const std::string& path, std::string& out) {
+  std::ifstream in(path);
+  if (!in) return false;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
+// Writes next to `path` and renames, so a reader never sees half a file.
+bool write_text(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out.flush()) return false;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  return !ec;
+}
+
+// Folds the summary files into the aggregate and rewrites the page; on any
+// bad input (a malformed aggregate or summary line) it writes nothing.
+int report_main(const std::vector<std::string>& args) {
+  std::string totals_path, page_path;
   std::vector<std::string> files;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--out" && i + 1 < args.size()) out_path = args[++i];
-    else if (args[i] == "--notes" && i + 1 < args.size()) notes_path = args[++i];
+    if (args[i] == "--totals" && i + 1 < args.size()) totals_path = args[++i];
+    else if (args[i] == "--page" && i + 1 < args.size()) page_path = args[++i];
+    else if (args[i].rfind("--", 0) == 0) usage("unknown report flag " + args[i]);
     else files.push_back(args[i]);
   }
-  if (files.empty() || out_path.empty()) usage("report wants --out FILE and summary files");
-  std::string notes;
-  if (!notes_path.empty()) {
-    std::ifstream in(notes_path);
-    if (!in) usage("cannot read " + notes_path);
-    notes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (totals_path.empty() || page_path.empty()) usage("report wants --totals FILE --page FILE [SUMMARY...]");
+  std::string totals_text, page;
+  if (std::filesystem::exists(totals_path) && !read_text(totals_path, totals_text)) usage("cannot read " + totals_path);
+  if (std::filesystem::exists(page_path) && !read_text(page_path, page)) usage("cannot read " + page_path);
+  auto totals = parse_totals(totals_text);
+  if (!totals) {
+    std::fprintf(stderr, "leasehold-torture: %s: %s (nothing written)\n", totals_path.c_str(),
+                 totals.status().message().c_str());
+    return 2;
   }
+  int folded = 0;
+  std::vector<std::string> failing;
   for (const auto& f : files) {
     std::ifstream in(f);
     if (!in) usage("cannot read " + f);
     std::string line;
-    while (std::getline(in, line)) {
-      if (!line.empty() && !add_summary_line(totals, line)) usage("not a summary line in " + f + ": " + line);
+    for (int number = 1; std::getline(in, line); ++number) {
+      if (line.empty()) continue;
+      auto run = parse_summary_line(line);
+      if (!run) {
+        std::fprintf(stderr, "leasehold-torture: %s:%d: %s (nothing written)\n", f.c_str(), number,
+                     run.status().message().c_str());
+        return 2;
+      }
+      totals->add(run.value());
+      ++folded;
+      std::string why = !run->checked ? "not checked: " + run->why : run->stopped_early;
+      if (run->violation_count() > 0) {
+        why = std::to_string(run->violation_count()) + " violations" + (why.empty() ? "" : "; " + why);
+      }
+      if (!why.empty()) failing.push_back("seed " + std::to_string(run->seed) + " (" + run->mode + "): " + why);
     }
   }
-  std::ofstream out(out_path, std::ios::trunc);
-  out << render_markdown(totals, command, notes);
-  std::printf("torture: report of %d runs written to %s\n", totals.runs, out_path.c_str());
-  return out ? 0 : 2;
+  auto text = write_totals(totals_text, totals.value());
+  if (!text) usage(text.status().message());
+  if (!write_text(totals_path, text.value())) usage("cannot write " + totals_path);
+  if (!write_text(page_path, replace_section(page, "torture", render_markdown(totals.value())))) {
+    usage("cannot write " + page_path);
+  }
+  for (const auto& f : failing) std::printf("torture: %s\n", f.c_str());
+  std::printf("torture: %d runs folded into %s (now %d runs); %s rewritten\n", folded, totals_path.c_str(),
+              totals->all().runs, page_path.c_str());
+  return 0;
 }
 
-int run_main(const std::vector<std::string>& args, const std::string& command) {
+int run_main(const std::vector<std::string>& args) {
   RunConfig c;
   c.self_exe = self_exe();
   c.failures_dir = leasehold::testing::build_dir() + "/torture/failures";
   std::string seed_text = "random", clock = "none", report, summary;
+  const char* commit_env = std::getenv("LEASEHOLD_COMMIT");
+  std::string commit = commit_env != nullptr && *commit_env != '\0' ? commit_env : "unknown";
   int runs = 1;
-  bool expect_violation = false;
+  std::vector<std::string> expected_checks;  // --expect-violation: the checks the planted bug must trip
+  std::vector<std::string> allowed_checks;   // --allow-violation: what the fault or bug also breaks
   std::vector<std::string> expect_faults;  // fault kinds every run must have injected
   int runs_missing_a_fault = 0;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -165,7 +225,16 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
     else if (f == "--keep-history") c.keep_history = true;
     else if (f == "--report") report = value();
     else if (f == "--summary") summary = value();
-    else if (f == "--expect-violation") expect_violation = true;
+    else if (f == "--commit") commit = value();
+    else if (f == "--expect-violation") {
+      auto checks = parse_expected_checks(value());
+      if (!checks) usage(f + ": " + checks.status().message());
+      expected_checks = std::move(checks).value();
+    } else if (f == "--allow-violation") {
+      auto checks = parse_expected_checks(value());
+      if (!checks) usage(f + ": " + checks.status().message());
+      allowed_checks = std::move(checks).value();
+    }
     else if (f == "--expect-fault") expect_faults.push_back(value());
     else usage("unknown flag " + f);
   }
@@ -188,7 +257,6 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
   if (seed_text == "random" && pinned != nullptr && *pinned != '\0') seed_text = pinned;
   std::uint64_t seed = seed_text == "random" ? std::random_device{}() : std::strtoull(seed_text.c_str(), nullptr, 10);
   Totals totals;
-  const auto start = std::chrono::steady_clock::now();
   for (int r = 0; r < runs; ++r, ++seed) {
     c.seed = seed;
     c.clock = clock;
@@ -199,7 +267,7 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
       const std::uint64_t pick = (seed * 0x9E3779B97F4A7C15ULL) >> 60;
       c.clock = pick < 8 ? "none" : pick < 12 ? "wall" : pick < 14 ? "rate:1.005" : "rate:0.995";
     }
-    std::printf("torture: run %d/%d mode %s seed %llu clock %s seconds %d workers %d\n", r + 1, runs, c.mode.c_str(),
+    std::printf("torture: %d/%d: mode %s seed %llu clock %s seconds %d workers %d\n", r + 1, runs, c.mode.c_str(),
                 static_cast<unsigned long long>(c.seed), c.clock.c_str(), c.seconds, c.workers);
     std::fflush(stdout);
     const auto run_start = std::chrono::steady_clock::now();
@@ -208,10 +276,11 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
       std::printf("torture: seed %llu could not run: %s\n", static_cast<unsigned long long>(c.seed),
                   result.status().to_string().c_str());
       std::fflush(stdout);
-      ++totals.start_errors;
+      const RunSummary failed = unchecked_run(c.mode, c.seed, result.status().to_string(), commit, utc_now());
+      totals.add(failed);
       if (!summary.empty()) {
         std::ofstream out(summary, std::ios::app);
-        out << start_error_line(c.mode, c.seed, result.status().to_string()) << "\n";
+        out << summary_line(failed) << "\n";
       }
       continue;
     }
@@ -221,6 +290,12 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
                 result->ops, faults.empty() ? " none" : faults.c_str(), result->violations.size(),
                 result->history_path.empty() ? "" : (", history " + result->history_path).c_str());
     for (const auto& v : result->violations) std::printf("  VIOLATION %s: %s\n", v.check.c_str(), v.message.c_str());
+    if (!result->no_primary.empty()) {
+      std::printf("  LIVENESS no primary after the final crash: %s\n", result->no_primary.c_str());
+    }
+    if (!result->stopped_early.empty()) {
+      std::printf("  STOPPED EARLY (history checked up to there): %s\n", result->stopped_early.c_str());
+    }
     std::fflush(stdout);
     for (const auto& kind : expect_faults) {
       auto it = result->faults.find(kind);
@@ -229,31 +304,43 @@ int run_main(const std::vector<std::string>& args, const std::string& command) {
                   static_cast<unsigned long long>(c.seed), kind.c_str());
       ++runs_missing_a_fault;
     }
-    totals.add(c.mode, result.value());
+    const RunSummary done =
+        summarize(c.mode, result.value(),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count(), commit,
+                  utc_now());
+    totals.add(done);
     if (!summary.empty()) {
       std::ofstream out(summary, std::ios::app);
-      out << summary_line(c.mode, result.value(),
-                          std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count())
-          << "\n";
+      out << summary_line(done) << "\n";
     }
   }
-  totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!report.empty()) {
     std::ofstream out(report, std::ios::trunc);
-    out << render_markdown(totals, command);
+    out << render_markdown(totals);
     if (!out) usage("cannot write " + report);
   }
-  int violations = 0;
-  for (const auto& [name, n] : totals.violations_by_mode) violations += n;
-  std::printf("torture: %d runs, %llu ops, %d violations\n", totals.runs, static_cast<unsigned long long>(totals.ops),
-              violations);
-  if (totals.start_errors > 0) {
-    std::printf("torture: %d runs could not start\n", totals.start_errors);
+  const ModeTotals all = totals.all();
+  std::printf("torture: %d runs, %llu ops, %d violations\n", all.runs, static_cast<unsigned long long>(all.ops),
+              all.violations);
+  if (runs_missing_a_fault > 0) return 1;
+  if (!expected_checks.empty() || !allowed_checks.empty()) {
+    const std::string unmet = unmet_expectation(expected_checks, allowed_checks, totals.checks);
+    if (!unmet.empty()) {
+      std::printf("torture: --expect-violation/--allow-violation not met: %s\n", unmet.c_str());
+      return 1;
+    }
+    std::printf("torture: every violation was of an expected or allowed check\n");
+    if (!expected_checks.empty()) return 0;
+    // A control run whose violations are all allowed goes on like a clean one.
+  } else if (all.violations > 0) {
+    return 1;
+  }
+  if (all.not_checked > 0 || all.stopped_early > 0) {
+    std::printf("torture: %d runs could not be checked, %d stopped early (%d with no primary after the final crash)\n",
+                all.not_checked, all.stopped_early, all.no_primary);
     return 2;
   }
-  if (runs_missing_a_fault > 0) return 1;
-  if (expect_violation) return violations > 0 ? 0 : 1;
-  return violations == 0 ? 0 : 1;
+  return 0;
 }
 
 }  // namespace
@@ -266,21 +353,13 @@ int main(int argc, char** argv) {
     const auto dir = std::filesystem::path(self_exe()).parent_path().parent_path();
     ::setenv("LEASEHOLD_BUILD_DIR", dir.c_str(), 0);
   }
-  if (args.empty()) usage("want a subcommand: run, check or worker");
+  if (args.empty()) usage("want a subcommand: run, check, report or worker");
   const std::string sub = args[0];
   args.erase(args.begin());
   if (sub == "worker") return worker_main(args);
   install_kill_children_on_signal();
   if (sub == "check") return check_main(args);
-  if (sub == "report") {
-    std::string command = "leasehold-torture report";
-    for (const auto& a : args) command += " " + a;
-    return report_main(args, command);
-  }
-  if (sub == "run") {
-    std::string command = "leasehold-torture run";
-    for (const auto& a : args) command += " " + a;
-    return run_main(args, command);
-  }
+  if (sub == "report") return report_main(args);
+  if (sub == "run") return run_main(args);
   usage("unknown subcommand " + sub);
 }

@@ -17,6 +17,7 @@
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "torture/final_checks.h"
+#include "torture/history_check.h"
 #include "torture/nemesis.h"
 #include "torture/target.h"
 
@@ -82,19 +83,13 @@ void add_worker_faults(const RunConfig& c, Nemesis& nemesis, std::vector<testing
   }
 }
 
-std::size_t count_ops(const std::vector<Op>& history) {
-  return static_cast<std::size_t>(std::count_if(history.begin(), history.end(), [](const Op& op) {
-    return op.op == "acquire" || op.op == "release" || op.op == "fput" || op.op == "fget" || op.op == "cset" ||
-           op.op == "cdel" || op.op == "reg";
-  }));
-}
-
 }  // namespace
 
 Result<std::vector<Violation>> check_file(const std::string& path) {
-  auto history = read_history(path);
-  if (!history) return history.status();
-  return check_all(history.value());
+  if (!std::filesystem::exists(path)) return Status(ErrorCode::kIoError, "cannot read " + path);
+  auto checked = check_history_files({path});
+  if (!checked) return checked.status();
+  return std::move(checked->violations);
 }
 
 const std::vector<std::string>& run_modes() {
@@ -165,7 +160,10 @@ Result<RunResult> run_once(const RunConfig& c) {
          "--ttl", std::to_string(c.ttl_ms), "--keys", std::to_string(c.keys), "--history",
          tmp.file("worker-" + std::to_string(i) + ".jsonl"), "--register", reg},
         opts);
-    if (!p) return p.status();
+    if (!p) {  // the run goes on with the workers that started
+      result.stopped_early = "worker " + std::to_string(i) + " did not start: " + p.status().to_string();
+      break;
+    }
     workers.push_back(std::move(p).value());
   }
 
@@ -191,14 +189,15 @@ Result<RunResult> run_once(const RunConfig& c) {
     if (!code) {
       w.kill9();
       ++result.faults["worker-hung"];
-    } else if (*code != 0) {
+    } else if (*code != 0 && result.stopped_early.empty()) {
       // Its history may lack an operation it made (e.g. a failed history
-      // write): checking it could miss a violation, so the run is not checked.
+      // write), so a violation could be missed; what it did record is
+      // still checked below, and the run counts as stopped early.
       std::ifstream err(tmp.file("worker-" + std::to_string(i) + ".stderr"));
       std::string said((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
       if (said.size() > 400) said = said.substr(said.size() - 400);
-      return Status(ErrorCode::kInternal,
-                    "worker " + std::to_string(i) + " exited with status " + std::to_string(*code) + ": " + said);
+      result.stopped_early =
+          "worker " + std::to_string(i) + " exited with status " + std::to_string(*code) + ": " + said;
     }
   }
   // A last crash (with power-cut: a power cut in embedded mode):
@@ -212,27 +211,33 @@ Result<RunResult> run_once(const RunConfig& c) {
     Status st = target.crash_and_recover();
     crash.cmp = now_ns();
     crash.out = st ? Outcome::kOk : Outcome::kFail;
+    if (!st) crash.aux = st.to_string();
     harness.write(crash);
-    if (!st) return st;
+    if (!st) {
+      // Nothing answers to check liveness or read the final state against:
+      // a liveness finding, and the history so far is still checked.
+      result.no_primary = st.to_string();
+      if (result.stopped_early.empty()) result.stopped_early = "no primary after the final crash: " + st.to_string();
+    }
   }
-  run_final_checks(target.endpoints(), c.keys, testing::scaled(milliseconds(c.ttl_ms * 3 + 10'000)), harness);
+  if (result.no_primary.empty()) {
+    run_final_checks(target.endpoints(), c.keys, testing::scaled(milliseconds(c.ttl_ms * 3 + 10'000)), harness);
+  }
   target.stop();
 
-  std::vector<Op> history;
   std::vector<std::string> files = {tmp.file("harness.jsonl")};
   for (int i = 0; i < c.workers; ++i) files.push_back(tmp.file("worker-" + std::to_string(i) + ".jsonl"));
   files.push_back(reg + "/register.jsonl");  // last, in acceptance order
-  for (const auto& f : files) {
-    if (!std::filesystem::exists(f)) continue;
-    auto part = read_history(f);
-    if (!part) return part.status();
-    history.insert(history.end(), part->begin(), part->end());
-  }
-  result.ops = count_ops(history);
-  result.violations = check_all(history, CheckOptions{}, &result.unchecked);
-  if ((!result.violations.empty() || c.keep_history) && !c.failures_dir.empty()) {
+  auto checked = check_history_files(files);
+  if (!checked) return checked.status();
+  const std::vector<Op>& history = checked->history;
+  result.ops = checked->ops;
+  result.violations = std::move(checked->violations);
+  result.unchecked = std::move(checked->unchecked);
+  const bool failed = !result.violations.empty() || !result.stopped_early.empty();
+  if ((failed || c.keep_history) && !c.failures_dir.empty()) {
     // A passing history kept on request goes next to the failures, not among them.
-    const std::string dir = result.violations.empty() ? c.failures_dir + "/../histories" : c.failures_dir;
+    const std::string dir = failed ? c.failures_dir : c.failures_dir + "/../histories";
     std::filesystem::create_directories(dir);
     result.history_path = dir + "/" + c.mode + "-seed-" + std::to_string(c.seed) + ".jsonl";
     std::ofstream out(result.history_path, std::ios::trunc);

@@ -2,7 +2,16 @@
 // (RunConfig::mode: embedded, embedded-lease, cluster-1etcd, cluster-3etcd;
 // target.h): start it, start the worker processes, let the nemesis inject
 // faults, heal, check liveness and the final state, then check the merged
-// history.
+// history (history_check.h).
+//
+// A run that could not go to the end is still checked up to where it
+// stopped, and its violations count like any other run's:
+//   - a worker exited with an error, or did not start: the run goes on with
+//     the others; RunResult::stopped_early says which and why;
+//   - no primary (in embedded mode: no server) answered within the bound
+//     after the final crash: the final checks are skipped, and
+//     RunResult::no_primary holds the error, a liveness finding of its own
+//     (not a violation of a safety check, and not hidden as a start error).
 //
 // Clock modes (RunConfig::clock), in every mode (in cluster modes on every
 // node; etcd keeps the real clock):
@@ -34,7 +43,9 @@
 // extra_server_flags / extra_server_env go to every server start, every
 // node's in cluster modes (the hooks for `--unsafe-test-fault NAME` and
 // LD_PRELOAD fault shims).
-// Errors: kUnavailable when the server or a worker could not be started.
+// Errors: kUnavailable when the server or cluster could not be started
+// (nothing ran, so there is no history to check); kIoError when a history
+// file cannot be read.
 // Thread-safety: run_once blocks the caller; one run per call.
 #pragma once
 
@@ -73,6 +84,8 @@ struct RunResult {
   std::vector<Violation> violations;
   std::vector<std::string> unchecked;  // keys past the linearizability budget
   std::string history_path;            // kept history, "" if none
+  std::string stopped_early;           // why the run did not go to the end; "" if it did
+  std::string no_primary;              // the final crash's recovery error (a liveness finding); "" if none
 };
 
 // The modes a run can have (RunConfig::mode), in the order `--mode mixed`
@@ -85,7 +98,8 @@ bool is_lease_mode(const std::string& mode);
 
 Result<RunResult> run_once(const RunConfig& config);
 
-// Checks one history file (a kept failure): the violations.
+// Checks one history file (a kept failure): the violations, including one
+// per line that does not parse (history_check.h).
 Result<std::vector<Violation>> check_file(const std::string& path);
 
 }  // namespace leasehold::torture

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Tests scripts/fuzz-ledger.sh (the fuzzing volume ledger, docs/fuzzing.md):
-# counts are read from real-format libFuzzer and net_fuzzer output, a failed
-# run is recorded as failed, bad arguments write nothing, and the report adds
-# the runs up per target.
+# Tests scripts/fuzz-ledger.sh (the fuzzing runs and their aggregate,
+# docs/fuzzing.md "Volume"): counts are read from real-format libFuzzer and
+# net_fuzzer output, a failed run is recorded as failed, bad arguments write
+# nothing, folding adds the runs up per target into the aggregate (totals,
+# the clean stretch, the commit and date range) and rewrites only the
+# page's fuzzing section, the aggregate adds up across two folds, and a
+# malformed ledger or aggregate is refused with a clear error and changes
+# nothing.
 #   fuzz_ledger_test.sh SOURCE_DIR
 set -euo pipefail
 ledger_sh="$1/scripts/fuzz-ledger.sh"
@@ -50,16 +54,54 @@ for args in "record $ledger x $dir/missing.log 0 1" "record $ledger x $dir/lf.lo
 done
 [[ $(wc -l <"$ledger") -eq 4 ]] || fail "a refused record wrote to the ledger"
 
-report=$(bash "$ledger_sh" report "$ledger")
-grep -q '^| resp_parser | 2 | 226,589 | 24 | 1 |$' <<<"$report" || fail "resp_parser row: $report"
-grep -q '^| net | 1 | 1,234,567 | 60 | 0 |$' <<<"$report" || fail "net row: $report"
-grep -q '^| \*\*libFuzzer total\*\* | 3 | 226,589 | 29 | 1 |$' <<<"$report" || fail "total row: $report"
+# Folding: into a fresh aggregate, beside another tool's section.
+totals="$dir/totals.json" page="$dir/RELIABILITY.md"
+printf '{"format": 1, "torture": {"kept": 1}}\n' >"$totals"
+printf '# Reliability\n\n<!-- begin torture -->\nkept\n<!-- end torture -->\n' >"$page"
+bash "$ledger_sh" fold "$totals" "$page" "$ledger" || fail "fold exited $?"
+total() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["fuzz"]; print(eval(sys.argv[2]))' "$totals" "$1"; }
+[[ $(total 'd["targets"]["resp_parser"]') == "{'executions': 226589, 'failed': 1, 'runs': 2, 'seconds': 24}" ]] ||
+  fail "resp_parser totals: $(total 'd["targets"]["resp_parser"]')"
+[[ $(total 'd["targets"]["net"]["executions"]') == 1234567 ]] || fail "net totals: $(cat "$totals")"
+[[ $(total 'd["targets"]["snapshot"]["runs"]') == 1 ]] || fail "no-count run: $(cat "$totals")"
 # Ledger order: resp_parser ok, net ok, resp_parser failed, snapshot no-count.
-grep -q '^Since the last failed run (in ledger order): 0 libFuzzer executions, 1,234,567 network frames.$' \
-  <<<"$report" || fail "clean stretch: $report"
-bash "$ledger_sh" record "$ledger" resp_parser "$dir/lf.log" 0 21 >/dev/null
-grep -q 'Since the last failed run (in ledger order): 225,589 libFuzzer' <<<"$(bash "$ledger_sh" report "$ledger")" ||
-  fail "clean stretch after a clean run: $(bash "$ledger_sh" report "$ledger")"
-echo "garbage" >>"$ledger"
-if bash "$ledger_sh" report "$ledger" >/dev/null 2>&1; then fail "a corrupt ledger was reported"; fi
+[[ $(total 'd["clean_since_last_failure"]') == "{'libfuzzer': 0, 'net': 1234567}" ]] ||
+  fail "clean stretch: $(total 'd["clean_since_last_failure"]')"
+commit=$(git -C "$1" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+[[ $(total 'd["last"]["commit"]') == "$commit" ]] || fail "last commit: $(total 'd["last"]')"
+[[ $(total 'd["first"]["date"]') =~ ^20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T ]] || fail "first date: $(total 'd["first"]')"
+python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["torture"] != {"kept": 1})' "$totals" ||
+  fail "another section was changed: $(cat "$totals")"
+grep -q '^| resp_parser | 2 | 226,589 | 24 | 1 |$' "$page" || fail "resp_parser row: $(cat "$page")"
+grep -q '^| \*\*libFuzzer total\*\* | 3 | 226,589 | 29 | 1 |$' "$page" || fail "total row: $(cat "$page")"
+grep -q '^Since the last failed run: 0 libFuzzer executions, 1,234,567 network frames.$' "$page" ||
+  fail "clean stretch on the page: $(cat "$page")"
+grep -q '^kept$' "$page" || fail "the torture section was changed: $(cat "$page")"
+
+# A second clone's runs add to what the first folded; a clean run extends the stretch.
+second="$dir/second.jsonl"
+bash "$ledger_sh" record "$second" resp_parser "$dir/lf.log" 0 21 >/dev/null
+bash "$ledger_sh" fold "$totals" "$page" "$second" || fail "second fold exited $?"
+[[ $(total 'd["targets"]["resp_parser"]["runs"]') == 3 ]] || fail "runs after two folds: $(cat "$totals")"
+[[ $(total 'd["clean_since_last_failure"]["libfuzzer"]') == 225589 ]] || fail "clean stretch after a clean run"
+[[ $(grep -c 'begin fuzz' "$page") == 1 ]] || fail "the fuzzing section was doubled: $(cat "$page")"
+
+# A malformed ledger line or aggregate: exit 2, a message naming it, nothing written.
+cp "$totals" "$dir/before.json"
+cp "$page" "$dir/before.md"
+echo "garbage" >>"$second"
+status=0
+bash "$ledger_sh" fold "$totals" "$page" "$second" 2>"$dir/err" || status=$?
+[[ $status -eq 2 ]] || fail "a corrupt ledger was folded (exit $status)"
+grep -q "second.jsonl:2: not JSON" "$dir/err" || fail "the error does not name the line: $(cat "$dir/err")"
+cmp -s "$totals" "$dir/before.json" && cmp -s "$page" "$dir/before.md" || fail "a refused fold wrote something"
+for bad in '{"format": 1, "fuzz": {"targets": {"x": {"runs": -1}}}}' '{"fuzz": {}}' 'not json'; do
+  echo "$bad" >"$totals"
+  status=0
+  bash "$ledger_sh" fold "$totals" "$page" "$ledger" 2>"$dir/err" || status=$?
+  [[ $status -eq 2 ]] || fail "a malformed aggregate was accepted: $bad"
+  grep -q 'totals.json' "$dir/err" || fail "the error does not name the file: $(cat "$dir/err")"
+  [[ $(cat "$totals") == "$bad" ]] || fail "a malformed aggregate was rewritten"
+done
+cmp -s "$page" "$dir/before.md" || fail "a refused fold rewrote the page"
 echo "fuzz_ledger_test: OK"

@@ -1,6 +1,6 @@
 // torture/faults/fault_proxy.h: a TCP proxy on 127.0.0.1 that the torture
 // harness puts in front of a server (or an etcd member) to break the network
-// between them at runtime (issue 11; docs/faults.md).
+// between them at runtime (docs/faults.md).
 //
 // Every connection accepted on port() is forwarded to 127.0.0.1:target_port
 // (a fresh upstream connection per client connection; if the upstream
