@@ -17,9 +17,6 @@ Three checks, all outside fenced code blocks:
 Exit status 0 when every file passes, 1 with one line per defect
 (`file:line: what`), 2 on a usage error.
 
-docs/reliability/notes.md is not link-checked: it is written to be pasted
-into docs/RELIABILITY.md (leasehold-torture report --notes), so its links
-are relative to docs/, and RELIABILITY.md itself is checked.
 """
 import os
 import re
@@ -27,7 +24,6 @@ import sys
 
 from check_support import main, report, run_self_test, tracked_files
 
-LINK_RELATIVE_TO_ANOTHER_FILE = {"docs/reliability/notes.md"}
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 DELIMITER = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
 
@@ -139,7 +135,6 @@ def check_tree(root):
     defects = []
     for path in files:
         defects += check_text(path, text_of(path), lambda p: os.path.exists(os.path.join(root, p)),
-                              check_links=path not in LINK_RELATIVE_TO_ANOTHER_FILE,
                               anchors=lambda p: anchors_of(text_of(p)))
     return report(defects, f"{len(files)} markdown files, {len(defects)} defects")
 
