@@ -269,7 +269,7 @@ TEST(ClusterQuorumTest, UnreachableEtcdAtStartFailsCleanlyWithinTheBound) {
                               "test", "--etcd-timeout-ms", "200"},
                              opts);
   ASSERT_TRUE(p) << p.status().to_string();
-  const auto code = p->wait(20s)  // scaled by wait();
+  const auto code = p->wait(20s);  // scaled by wait()
   ASSERT_TRUE(code.has_value()) << "the server did not give up";
   const auto took = SteadyClock::now() - started;
   EXPECT_EQ(*code, 69);  // EX_UNAVAILABLE (common/exit_codes.h)

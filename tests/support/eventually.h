@@ -62,7 +62,7 @@ bool eventually(Predicate&& predicate, std::chrono::duration<Rep, Period> timeou
   const auto deadline = std::chrono::steady_clock::now() + scaled(timeout);
   while (std::chrono::steady_clock::now() < deadline) {
     if (predicate()) return true;
-    std::this_thread::sleep_for(poll);
+    std::this_thread::sleep_for(poll);  // deliberate: the poll interval of the helper every wait goes through
   }
   return static_cast<bool>(predicate());
 }
@@ -74,7 +74,7 @@ auto eventually_value(Poll&& poll, std::chrono::duration<Rep, Period> timeout,
   while (std::chrono::steady_clock::now() < deadline) {
     auto value = poll();
     if (static_cast<bool>(value)) return value;
-    std::this_thread::sleep_for(interval);
+    std::this_thread::sleep_for(interval);  // deliberate: the poll interval of the helper
   }
   return poll();
 }

@@ -70,7 +70,7 @@ def poll_until(predicate: Callable[[], T], timeout: float, interval: float = 0.0
         value = predicate()
         if value:
             return value
-        time.sleep(interval)
+        time.sleep(interval)  # deliberate: the poll interval of the helper every wait goes through
     return predicate()
 
 
@@ -89,7 +89,7 @@ async def wait_until_async(predicate: Callable[[], T], timeout: float, what: str
         value = predicate()
         if value:
             return value
-        await asyncio.sleep(interval)
+        await asyncio.sleep(interval)  # deliberate: the poll interval of the helper
     value = predicate()
     if not value:
         pytest.fail(f"timed out after {scaled(timeout)}s waiting for {what}")
