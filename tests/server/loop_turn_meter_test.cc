@@ -255,6 +255,8 @@ TEST(LoopTurnMeter, AFastSpinningLoopReadsItsThreadUsageAtMostOncePerMillisecond
   });
   uv_idle_init(&loop, &st.idle);
   st.idle.data = &st;
+  // Deliberate: the loop turns as fast as it can for 100 ms of wall time,
+  // the load whose usage readings are counted.
   const auto start = std::chrono::steady_clock::now();
   st.until = start + std::chrono::milliseconds(100);
   uv_idle_start(&st.idle, [](uv_idle_t* h) {
