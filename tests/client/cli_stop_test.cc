@@ -20,15 +20,6 @@
 namespace leasehold::testing {
 namespace {
 
-bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto until = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() >= until) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
-
 bool process_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 bool group_gone(pid_t pgid) { return ::kill(-pgid, 0) != 0 && errno == ESRCH; }
 

@@ -65,7 +65,7 @@ TEST_F(CliTest, KilledHolderFreesTheLockAfterItsTtlNotBefore) {
                                   "; while true; do sleep 0.05; done";
   Subprocess a = spawn("holder", {"lock", "--ttl", "1500ms", "k9", "--", "sh", "-c", holder_body});
   ASSERT_TRUE(wait_for_text(log, "start"));
-  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(eventually([&] { return !holder_session("k9").empty(); }, 10s)) << "the server shows no holder";
   // The holder's session's remaining TTL as the server counts it, read
   // before the kill: the server expires it no earlier than that after
   // `asked_at` (a keepalive between the read and the kill only adds time).

@@ -27,6 +27,15 @@ using testing::scaled;
 
 class SessionTest : public ::testing::Test {
  protected:
+  // Whether `session` waits (a blocking acquire the server holds) on `lock`.
+  bool waits_on(const std::string& lock, std::uint64_t session) {
+    auto info = client_->lock_info(lock);
+    if (!info.is_ok() || !info->has_value()) return false;
+    for (const Waiter& w : (*info)->waiters) {
+      if (w.session == session) return true;
+    }
+    return false;
+  }
   void SetUp() override { ASSERT_TRUE(server_.start(dir_.file("data"))); }
 
   std::shared_ptr<Client> make_client(Millis call_timeout = 2s) {
@@ -233,7 +242,10 @@ TEST_F(SessionTest, LostAtTheSafeDeadlineWhenTheServerIsFrozen) {
   auto s = open(2s, so);  // not shorter: kept alive on real time on a busy machine
   auto g = LockGuard::try_acquire(*s, "frozen");
   ASSERT_TRUE(g.is_ok());
-  std::this_thread::sleep_for(300ms);
+  // One keepalive answered: the keepalive loop runs, so the loss below
+  // comes from the freeze.
+  const auto opened_deadline = s->safe_deadline();
+  ASSERT_TRUE(eventually([&] { return s->safe_deadline() > opened_deadline; }, 10s));
   server_.pause();
   const auto deadline = s->safe_deadline();
   ASSERT_TRUE(eventually([&] { return lost_at.load() != 0; }, 10s));
@@ -272,7 +284,7 @@ TEST_F(SessionTest, ElectionPublishesTheLeaderAndFencesTheOldOne) {
   EXPECT_EQ((*leader)->value, "10.0.0.1:80");
   EXPECT_EQ(eb.campaign("10.0.0.2:80", 200ms).code(), ErrorCode::kTimedOut);
   auto b_wins = std::async(std::launch::async, [&] { return eb.campaign("10.0.0.2:80", 5s); });
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(eventually([&] { return waits_on(ea.lock_name(), b->id()); }, 5s)) << "b never queued";
   ASSERT_TRUE(ea.resign().is_ok());
   ASSERT_TRUE(b_wins.get().is_ok());
   leader = ea.leader();
@@ -306,25 +318,36 @@ TEST_F(SessionTest, UnreachableAndReconnect) {
 
 // Across a server restart a session either continues (the server kept it and
 // says we hold the lock) or is reported lost; never both, never silently.
+// Two outages: a short one (restarted at once, well inside the TTL) and one
+// that lasts until the client has seen its safe deadline pass.
 TEST_F(SessionTest, ServerRestartEitherContinuesOrReportsLoss) {
-  for (Millis downtime : {Millis(100), Millis(1500)}) {
+  for (const bool past_the_ttl : {false, true}) {
     client_ = make_client(1s);
     std::atomic<int> lost_calls{0};
     SessionOptions so;
     so.on_lost = [&](const Status&) { ++lost_calls; };
-    auto s = open(900ms, so);
+    const Millis ttl = 900ms;
+    auto s = open(ttl, so);
     ASSERT_TRUE(s);
-    const std::string name = "restart-" + std::to_string(downtime.count());
+    const std::string name = std::string("restart-") + (past_the_ttl ? "long" : "short");
     auto g = LockGuard::try_acquire(*s, name);
     ASSERT_TRUE(g.is_ok());
     server_.kill9();
-    std::this_thread::sleep_for(downtime);
+    if (past_the_ttl) {
+      ASSERT_TRUE(eventually([&] { return s->lost(); }, 10s)) << "the safe deadline passed unnoticed";
+    }
     ASSERT_TRUE(server_.restart());
-    std::this_thread::sleep_for(1500ms);  // well past one TTL
-    std::cout << "down " << downtime.count() << "ms: session "
+    const auto restarted_at = Clock::now();
+    // Decided by the first keepalive after the restart: answered (the safe
+    // deadline moves past anything a keepalive sent before the kill could
+    // give: send time + TTL - drift, drift = 1% of the TTL + 2 ms) or the
+    // session is reported lost.
+    const Millis drift = ttl / 100 + 2ms;
+    ASSERT_TRUE(eventually([&] { return s->lost() || s->safe_deadline() >= restarted_at + ttl - 2 * drift; }, 10s));
+    std::cout << (past_the_ttl ? "down past the TTL" : "down briefly") << ": session "
               << (s->lost() ? "reported lost: " + s->status().to_string() : "continued") << "\n";
     if (s->lost()) {
-      EXPECT_TRUE(g->lost());
+      EXPECT_TRUE(eventually([&] { return g->lost() && lost_calls.load() > 0; }, 5s)) << "loss not announced";
       EXPECT_EQ(lost_calls.load(), 1);
     } else {
       EXPECT_EQ(lost_calls.load(), 0);
@@ -335,7 +358,7 @@ TEST_F(SessionTest, ServerRestartEitherContinuesOrReportsLoss) {
       EXPECT_EQ((*info)->holders[0].session, s->id());
       EXPECT_EQ((*info)->holders[0].token, g->token());
     }
-    if (downtime > Millis(900)) {
+    if (past_the_ttl) {
       EXPECT_TRUE(s->lost()) << "down longer than the TTL: the safe deadline passed";
     }
   }
@@ -350,10 +373,12 @@ TEST_F(SessionTest, AcquireRetriedAfterADroppedConnectionNeverDoubleAcquires) {
   auto held = LockGuard::try_acquire(*a, "drop");
   ASSERT_TRUE(held.is_ok());
   auto fut = std::async(std::launch::async, [&] { return LockGuard::acquire(*b, "drop", 8s); });
-  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(eventually([&] { return waits_on("drop", b->id()); }, 5s)) << "b never queued";
   server_.kill9();
   ASSERT_TRUE(server_.restart());
-  std::this_thread::sleep_for(500ms);
+  // b waits again on the restarted server (its re-sent acquire) before a
+  // releases.
+  ASSERT_TRUE(eventually([&] { return waits_on("drop", b->id()); }, 10s)) << "b's wait was not re-sent";
   (void)held->release();
   auto got = fut.get();
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();

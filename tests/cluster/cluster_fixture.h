@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/etcd/etcd_cluster.h"
+#include "tests/support/eventually.h"
 #include "tests/support/net.h"
 #include "tests/support/resp_client.h"
 #include "tests/support/subprocess.h"
@@ -135,16 +136,19 @@ class LeaseholdCluster {
     if (v.is_error() || v.elements.size() != 2) return "";
     return v.elements[0].str;
   }
-  // The node that says it is primary, within `timeout`; -1 if none.
+  // The node that says it is primary, within scaled(timeout); -1 if none.
   int wait_primary(std::chrono::milliseconds timeout, int except = -1) {
-    const auto until = SteadyClock::now() + timeout;
-    while (SteadyClock::now() < until) {
+    int primary = -1;
+    eventually([&] {
       for (int i = 0; i < size(); ++i) {
-        if (i != except && node(i).running() && role(i) == "primary") return i;
+        if (i != except && node(i).running() && role(i) == "primary") {
+          primary = i;
+          return true;
+        }
       }
-      std::this_thread::sleep_for(50ms);
-    }
-    return -1;
+      return false;
+    }, timeout, 50ms);
+    return primary;
   }
   // An INFO field of node i ("" if unreachable).
   std::string info_field(int i, const std::string& key) {
@@ -157,19 +161,13 @@ class LeaseholdCluster {
     const auto end = text.find('\r', at);
     return text.substr(at + key.size() + 1, end - at - key.size() - 1);
   }
-  // True once node i's INFO field `key` reads `value` (polled until timeout).
+  // True once node i's INFO field `key` reads `value` (polled up to scaled(timeout)).
   bool wait_info(int i, const std::string& key, const std::string& value, std::chrono::milliseconds timeout) {
-    const auto until = SteadyClock::now() + timeout;
-    while (SteadyClock::now() < until) {
-      if (info_field(i, key) == value) return true;
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
+    return eventually([&] { return info_field(i, key) == value; }, timeout, 50ms);
   }
-  // True once every running node reports the same applied_revision.
+  // True once every running node reports the same applied_revision (polled up to scaled(timeout)).
   bool wait_converged(std::chrono::milliseconds timeout) {
-    const auto until = SteadyClock::now() + timeout;
-    while (SteadyClock::now() < until) {
+    return eventually([&] {
       std::string first;
       bool same = true;
       for (int i = 0; i < size(); ++i) {
@@ -178,10 +176,8 @@ class LeaseholdCluster {
         if (r.empty() || (!first.empty() && r != first)) same = false;
         if (first.empty()) first = r;
       }
-      if (same && !first.empty()) return true;
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
+      return same && !first.empty();
+    }, timeout, 50ms);
   }
   std::string stderr_of(int i) const { return nodes_[static_cast<std::size_t>(i)].data_dir + ".stderr.*"; }
   // The last `lines` lines of each node's log (its latest start) and the

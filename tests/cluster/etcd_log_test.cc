@@ -14,6 +14,7 @@
 #include "log/etcd_log.h"
 #include "log/log_format.h"
 #include "tests/etcd/etcd_cluster.h"
+#include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 
 namespace leasehold::log {
@@ -53,7 +54,7 @@ class EtcdLogTest : public ::testing::Test {
     EXPECT_TRUE(lease);
     lease_out = lease->id;
     etcd::Election election(*client_, std::string(kPrefix) + "/election");
-    auto key = election.campaign(lease->id, "127.0.0.1:1", std::chrono::steady_clock::now() + 10s);
+    auto key = election.campaign(lease->id, "127.0.0.1:1", std::chrono::steady_clock::now() + testing::scaled(10s));
     EXPECT_TRUE(key) << key.status().to_string();
     return *key;
   }

@@ -11,6 +11,7 @@
 #include "tests/etcd/etcd_cluster.h"
 #include "tests/support/server_process.h"
 #include "tests/support/http_client.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 namespace {
@@ -30,22 +31,17 @@ bool start_node(Node& n, const std::string& data_dir, const std::string& etcd) {
          wait_for_port(n.http_port, std::chrono::seconds(20));
 }
 
-// Polls /readyz until it answers `status` (or the deadline passes); returns the last body.
+// Polls /readyz until it answers `status` (or scaled(within) passes); returns the last body.
 json wait_ready_status(const Node& n, int status, std::chrono::seconds within) {
-  const auto deadline = std::chrono::steady_clock::now() + within;
   json last;
-  for (;;) {
+  const bool answered = eventually([&] {
     auto r = http_get(n.http_port, "/readyz");
-    if (r) {
-      last = json::parse(r->body, nullptr, false);
-      if (r->status == status) return last;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      ADD_FAILURE() << "no /readyz " << status << " in time; last: " << last.dump();
-      return last;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // poll interval
-  }
+    if (!r) return false;
+    last = json::parse(r->body, nullptr, false);
+    return r->status == status;
+  }, within, std::chrono::milliseconds(50));
+  if (!answered) ADD_FAILURE() << "no /readyz " << status << " in time; last: " << last.dump();
+  return last;
 }
 
 std::string metrics(const Node& n) {

@@ -122,10 +122,7 @@ TEST(ClusterReadTest, StandbyRedirectsReadsUnlessReadonly) {
   auto standby = RespClient::connect(c->node(s).port);
   ASSERT_TRUE(standby);
   // The standby learns the primary from the election watch.
-  const auto learn_until = SteadyClock::now() + 10s;
-  while (standby->call({"LOCK.INFO", "x"}).str != redirect && SteadyClock::now() < learn_until) {
-    std::this_thread::sleep_for(50ms);
-  }
+  eventually([&] { return standby->call({"LOCK.INFO", "x"}).str == redirect; }, 10s, 50ms);
   for (auto&& cmd : std::vector<std::vector<std::string>>{
            {"LOCK.INFO", "x"}, {"LOCK.LIST"}, {"FENCE.GET", "x"}, {"GET", "x"}, {"PTTL", "x"}, {"SESSION.LIST"}}) {
     auto v = standby->call(cmd);
@@ -149,14 +146,12 @@ TEST(ClusterReadTest, StandbyRedirectsReadsUnlessReadonly) {
 
   ASSERT_EQ(standby->call({"READONLY"}).str, "OK");
   // Eventually consistent: the standby catches up within a bound.
-  const auto until = SteadyClock::now() + 10s;
   resp::Value info;
-  do {
+  eventually([&] {
     info = standby->call({"LOCK.INFO", "x"});
-    ASSERT_FALSE(info.is_error()) << info.str;
-    if (info_int(info, "last_token") == tok.integer) break;
-    std::this_thread::sleep_for(20ms);
-  } while (SteadyClock::now() < until);
+    return info.is_error() || info_int(info, "last_token") == tok.integer;
+  }, 10s, 20ms);
+  ASSERT_FALSE(info.is_error()) << info.str;
   EXPECT_EQ(info_int(info, "last_token"), tok.integer) << "the standby never caught up";
   EXPECT_FALSE(standby->call({"SESSION.LIST"}).is_error());
   // Writes still redirect with READONLY on.
@@ -226,8 +221,7 @@ TEST(ClusterReadTest, ResumedDeposedPrimaryNeverAnswersReadsFromItsStaleState) {
     }
   }
   // Afterwards it is a standby: reads redirect to the new primary.
-  const auto until = SteadyClock::now() + 15s;
-  while (c->role(p) != "standby" && SteadyClock::now() < until) std::this_thread::sleep_for(50ms);
+  eventually([&] { return c->role(p) == "standby"; }, 15s, 50ms);
   EXPECT_EQ(c->role(p), "standby");
   auto after = RespClient::connect(c->node(p).port);
   ASSERT_TRUE(after);

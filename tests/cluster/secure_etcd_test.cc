@@ -85,39 +85,36 @@ TEST_F(SecureEtcd, ClusterGrantsFailsOverAndRedirectsKeepTheScheme) {
 
   std::int64_t last = 0;
   // A lock on the current primary: a new session, LOCK.ACQUIRE, LOCK.RELEASE;
-  // the token must be above every earlier one. Retried until `deadline`
+  // the token must be above every earlier one. Retried for scaled(within)
   // (a step down and a new election may be under way).
-  auto grant = [&](SteadyClock::time_point deadline) {
+  auto grant = [&](std::chrono::milliseconds within) {
     std::string seen;
-    while (SteadyClock::now() < deadline) {
+    const bool granted = eventually([&] {
       const int at = c->wait_primary(5s);
       auto conn = at < 0 ? Result<RespClient>(Status(ErrorCode::kUnavailable, "no primary"))
                          : RespClient::connect(c->node(at).port);
-      if (conn) {
-        auto session = conn->call({"SESSION.OPEN", "30000"}, 10s);
-        auto tok = session.type == resp::Type::kInteger
-                       ? conn->call({"LOCK.ACQUIRE", "res", std::to_string(session.integer)}, 10s)
-                       : session;
-        seen = tok.debug_string();
-        if (tok.type == resp::Type::kInteger) {
-          EXPECT_GT(tok.integer, last);
-          last = tok.integer;
-          (void)conn->call({"LOCK.RELEASE", "res", std::to_string(session.integer), std::to_string(tok.integer)}, 10s);
-          return true;
-        }
-      }
-      std::this_thread::sleep_for(100ms);
-    }
-    ADD_FAILURE() << "no grant in time; last reply " << seen;
-    return false;
+      if (!conn) return false;
+      auto session = conn->call({"SESSION.OPEN", "30000"}, 10s);
+      auto tok = session.type == resp::Type::kInteger
+                     ? conn->call({"LOCK.ACQUIRE", "res", std::to_string(session.integer)}, 10s)
+                     : session;
+      seen = tok.debug_string();
+      if (tok.type != resp::Type::kInteger) return false;
+      EXPECT_GT(tok.integer, last);
+      last = tok.integer;
+      (void)conn->call({"LOCK.RELEASE", "res", std::to_string(session.integer), std::to_string(tok.integer)}, 10s);
+      return true;
+    }, within, 100ms);
+    if (!granted) ADD_FAILURE() << "no grant in time; last reply " << seen;
+    return granted;
   };
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(grant(SteadyClock::now() + 30s));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(grant(30s));
 
   // A change to etcd's users or roles makes the nodes' tokens stale: they
   // authenticate again and go on.
   const std::string root = "root:root-secret";
   ASSERT_TRUE(c->etcd().etcdctl({"role", "add", "bump"}, root).is_ok());
-  ASSERT_TRUE(grant(SteadyClock::now() + 30s));
+  ASSERT_TRUE(grant(30s));
 
   // A new password: into the file, SIGHUP (both nodes re-read it), then into
   // etcd (the user re-created: every token is refused, the nodes log in
@@ -125,17 +122,14 @@ TEST_F(SecureEtcd, ClusterGrantsFailsOverAndRedirectsKeepTheScheme) {
   write_password("leasehold.pw", "lh-secret-2\n", 0600);
   for (int i = 0; i < 2; ++i) {
     c->node(i).process.signal(SIGHUP);
-    bool reloaded = false;
-    for (auto until = SteadyClock::now() + 20s; SteadyClock::now() < until && !reloaded;) {
-      reloaded = sh("cat " + c->stderr_of(i)).find("etcd password reloaded") != std::string::npos;
-      if (!reloaded) std::this_thread::sleep_for(50ms);
-    }
+    const bool reloaded = eventually(
+        [&] { return sh("cat " + c->stderr_of(i)).find("etcd password reloaded") != std::string::npos; }, 20s, 50ms);
     ASSERT_TRUE(reloaded) << "node " << i << " did not reload its etcd password";
   }
   ASSERT_TRUE(c->etcd().etcdctl({"user", "delete", "leasehold"}, root).is_ok());
   ASSERT_TRUE(c->etcd().etcdctl({"user", "add", "leasehold:lh-secret-2"}, root).is_ok());
   ASSERT_TRUE(c->etcd().etcdctl({"user", "grant-role", "leasehold", "leasehold"}, root).is_ok());
-  ASSERT_TRUE(grant(SteadyClock::now() + 60s));
+  ASSERT_TRUE(grant(60s));
 
   const int p = c->wait_primary(30s);
   ASSERT_GE(p, 0);
@@ -144,13 +138,11 @@ TEST_F(SecureEtcd, ClusterGrantsFailsOverAndRedirectsKeepTheScheme) {
   // The standby redirects a plain client to the primary's plain address...
   auto standby = RespClient::connect(c->node(s).port);
   ASSERT_TRUE(standby);
-  bool redirected = false;
   std::string seen;
-  for (auto until = SteadyClock::now() + 20s; SteadyClock::now() < until && !redirected;) {
+  const bool redirected = eventually([&] {
     seen = standby->call({"SESSION.OPEN", "1000"}, 5s).str;
-    redirected = seen == "REDIRECT " + loopback(c->node(p).port);
-    if (!redirected) std::this_thread::sleep_for(50ms);
-  }
+    return seen == "REDIRECT " + loopback(c->node(p).port);
+  }, 20s, 50ms);
   EXPECT_TRUE(redirected) << seen;
   // ... and a TLS client (redis-cli --tls, unchanged) to its TLS address.
   const std::string tls_reply =
@@ -167,7 +159,7 @@ TEST_F(SecureEtcd, ClusterGrantsFailsOverAndRedirectsKeepTheScheme) {
   ASSERT_EQ(q, s) << "see " << c->stderr_of(s);
   auto next = RespClient::connect(c->node(q).port);
   ASSERT_TRUE(next);
-  EXPECT_TRUE(grant(SteadyClock::now() + 30s));
+  EXPECT_TRUE(grant(30s));
 }
 
 class SecureEtcdRefusals : public SecureEtcd {

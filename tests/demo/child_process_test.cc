@@ -4,13 +4,17 @@
 #include <signal.h>
 
 #include "demo/child_process.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::demo {
 namespace {
 
 using std::chrono::milliseconds;
 
+// A deadline `ms` from now: for a window in which nothing may happen (not scaled).
 SteadyClock::time_point in(milliseconds ms) { return SteadyClock::now() + ms; }
+// A deadline scaled(ms) from now: an upper bound on how long something may take.
+SteadyClock::time_point within(milliseconds ms) { return SteadyClock::now() + leasehold::testing::scaled(ms); }
 
 TEST(ChildProcess, ReadsLinesSeesAStopAndResumes) {
   ChildSpec spec;
@@ -18,22 +22,22 @@ TEST(ChildProcess, ReadsLinesSeesAStopAndResumes) {
   spec.pipe_stdout = true;
   auto child = ChildProcess::spawn(spec);
   ASSERT_TRUE(child) << child.status().to_string();
-  auto line = child->read_line(in(milliseconds(5000)));
+  auto line = child->read_line(within(milliseconds(5000)));
   ASSERT_TRUE(line && line->has_value());
   EXPECT_EQ(**line, "first");
-  ASSERT_TRUE(child->wait_stopped(in(milliseconds(5000))));
+  ASSERT_TRUE(child->wait_stopped(within(milliseconds(5000))));
   // Stopped: nothing more arrives.
   auto none = child->read_line(in(milliseconds(200)));
   ASSERT_FALSE(none);
   EXPECT_EQ(none.status().code(), ErrorCode::kTimedOut);
   child->signal(SIGCONT);
-  line = child->read_line(in(milliseconds(5000)));
+  line = child->read_line(within(milliseconds(5000)));
   ASSERT_TRUE(line && line->has_value());
   EXPECT_EQ(**line, "second");
-  line = child->read_line(in(milliseconds(5000)));
+  line = child->read_line(within(milliseconds(5000)));
   ASSERT_TRUE(line);
   EXPECT_FALSE(line->has_value());  // end of output
-  auto code = child->wait_exit(in(milliseconds(5000)));
+  auto code = child->wait_exit(within(milliseconds(5000)));
   ASSERT_TRUE(code);
   EXPECT_EQ(*code, 3);
 }
@@ -54,7 +58,7 @@ TEST(ChildProcess, WaitsAreBoundedAndTheDestructorKillsAStoppedChild) {
     auto child = ChildProcess::spawn(spec);
     ASSERT_TRUE(child);
     pid = child->pid();
-    ASSERT_TRUE(child->wait_stopped(in(milliseconds(5000))));
+    ASSERT_TRUE(child->wait_stopped(within(milliseconds(5000))));
     auto code = child->wait_exit(in(milliseconds(100)));
     ASSERT_FALSE(code);
     EXPECT_EQ(code.status().code(), ErrorCode::kTimedOut);

@@ -224,6 +224,7 @@ TEST_F(EtcdClientTest, LeaseRevokeAndExpiryRemoveKeys) {
 }
 
 TEST_F(EtcdClientTest, KeepAliveHoldsTheLeasePastItsTtl) {
+  const auto granted_at = Clock::now();
   auto lease = client_->lease_grant(2);
   ASSERT_TRUE(lease);
   ASSERT_TRUE(client_->put("/ka/key", "v", lease->id));
@@ -232,7 +233,11 @@ TEST_F(EtcdClientTest, KeepAliveHoldsTheLeasePastItsTtl) {
     auto ka = LeaseKeepAlive::start(*client_, lease->id, lease->ttl_seconds,
                                     [&](const Status&) { lost_called = true; });
     ASSERT_TRUE(ka) << ka.status().to_string();
-    std::this_thread::sleep_for(std::chrono::seconds(lease->ttl_seconds) * 2);
+    // Past the TTL on keepalives alone: four answered, and more than one TTL
+    // since the grant (a lower bound, not scaled). Stops early if lost.
+    const auto ttl = std::chrono::seconds(lease->ttl_seconds);
+    EXPECT_TRUE(eventually([&] { return (*ka)->lost() || ((*ka)->acks() >= 4 && Clock::now() > granted_at + ttl); },
+                           2 * ttl + 10s));
     EXPECT_TRUE(key_exists("/ka/key"));
     EXPECT_FALSE((*ka)->lost());
     EXPECT_GE((*ka)->acks(), 4);

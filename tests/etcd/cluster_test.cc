@@ -91,7 +91,7 @@ class MarginRecorder {
   void run() {
     while (!done_) {
       for (const LeaseKeepAlive* ka : kas_) least_ = std::min(least_, ka->safe_deadline() - Clock::now());
-      std::this_thread::sleep_for(2ms);  // a sampling period, not a synchronisation
+      std::this_thread::sleep_for(2ms);  // deliberate: the sampling period of a recorder that runs until least()
     }
   }
   std::vector<const LeaseKeepAlive*> kas_;

@@ -208,21 +208,31 @@ Status EtcdCluster::restart(int i) {
   return Status::ok();
 }
 
+namespace {
+
+// Polls /health on `metrics_port` until it says healthy (true), alive()
+// turns false or `deadline` passes (false).
+bool healthy_until(std::uint16_t metrics_port, const std::function<bool()>& alive, const ScaledDeadline& deadline) {
+  bool ok = false;
+  eventually([&] {
+    ok = http_get(metrics_port, "/health").find("\"health\":\"true\"") != std::string::npos;
+    return ok || !alive() || deadline.passed();
+  }, deadline.left(), std::chrono::milliseconds(50));
+  return ok;
+}
+
+}  // namespace
+
 bool EtcdCluster::healthy(int i, std::chrono::milliseconds timeout) {
-  const Clock::time_point deadline = Clock::now() + timeout;
-  do {
-    if (http_get(members_.at(static_cast<std::size_t>(i)).metrics_port, "/health").find("\"health\":\"true\"") != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  } while (Clock::now() < deadline && running(i));
-  return false;
+  return healthy_until(members_.at(static_cast<std::size_t>(i)).metrics_port, [&] { return running(i); },
+                       ScaledDeadline(timeout));
 }
 
 Status EtcdCluster::wait_healthy(std::chrono::milliseconds timeout) {
-  const Clock::time_point deadline = Clock::now() + timeout;
+  const ScaledDeadline deadline(timeout);
   for (int i = 0; i < size(); ++i) {
     if (!running(i)) continue;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (!healthy(i, std::max(left, std::chrono::milliseconds(1)))) {
+    if (!healthy_until(members_.at(static_cast<std::size_t>(i)).metrics_port, [&] { return running(i); }, deadline)) {
       return Status(ErrorCode::kUnavailable, "etcd member " + std::to_string(i) + " not healthy in time" +
                                                  (running(i) ? "" : " (exited)") + "; log tail:\n" + log_tail(i));
     }

@@ -107,9 +107,10 @@ class EtcdCluster {
   Status restart(int i);
 
   // True once GET /health on member i says {"health":"true"} (it has a
-  // leader and can serve a quorum read), false after `timeout`.
+  // leader and can serve a quorum read), false after scaled(timeout)
+  // (tests/support/eventually.h) or once the member exited.
   bool healthy(int i, std::chrono::milliseconds timeout);
-  // Every running member healthy within `timeout`.
+  // Every running member healthy within scaled(timeout).
   Status wait_healthy(std::chrono::milliseconds timeout);
   // Index of the member that is the Raft leader (asked through etcd's
   // maintenance Status API: the member whose own status names itself as

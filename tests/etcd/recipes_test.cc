@@ -50,7 +50,11 @@ class EtcdRecipesTest : public ::testing::Test {
     return r ? r->kvs.size() : 0;
   }
 
+  // A deadline `d` from now, for a bound the call must not be refused
+  // before (not scaled).
   static Clock::time_point in(std::chrono::milliseconds d) { return Clock::now() + d; }
+  // A deadline scaled(d) from now, for an upper bound on how long the call may take.
+  static Clock::time_point within(std::chrono::milliseconds d) { return Clock::now() + testing::scaled(d); }
 
   std::unique_ptr<EtcdCluster> cluster_;
   std::unique_ptr<Client> client_;
@@ -63,11 +67,11 @@ TEST_F(EtcdRecipesTest, OneLeadsTheOtherTakesOverWhenTheLeaseIsRevoked) {
   Election a(*client_, kPrefix);
   Election b(*client_, kPrefix);
 
-  auto a_key = a.campaign(lease_a, "node-a", in(5s));
+  auto a_key = a.campaign(lease_a, "node-a", within(5s));
   ASSERT_TRUE(a_key) << a_key.status().to_string();
   EXPECT_EQ(a_key->key, queue_key_name(kPrefix, lease_a));
 
-  auto b_future = std::async(std::launch::async, [&] { return b.campaign(lease_b, "node-b", in(20s)); });
+  auto b_future = std::async(std::launch::async, [&] { return b.campaign(lease_b, "node-b", within(20s)); });
   // B must keep waiting while A leads.
   EXPECT_EQ(b_future.wait_for(500ms), std::future_status::timeout);
 
@@ -109,12 +113,12 @@ TEST_F(EtcdRecipesTest, OneLeadsTheOtherTakesOverWhenTheLeaseIsRevoked) {
 TEST_F(EtcdRecipesTest, ResignHandsOverInCreateOrderWithoutHerd) {
   const std::int64_t leases[3] = {live_lease(), live_lease(), live_lease()};
   Election e0(*client_, kPrefix), e1(*client_, kPrefix), e2(*client_, kPrefix);
-  ASSERT_TRUE(e0.campaign(leases[0], "0", in(5s)));
-  auto f1 = std::async(std::launch::async, [&] { return e1.campaign(leases[1], "1", in(20s)); });
+  ASSERT_TRUE(e0.campaign(leases[0], "0", within(5s)));
+  auto f1 = std::async(std::launch::async, [&] { return e1.campaign(leases[1], "1", within(20s)); });
   // Wait until candidate 1 is queued before candidate 2 joins (create order).
   eventually([&] { return candidates() >= 2; }, 5s);
   ASSERT_EQ(candidates(), 2u);
-  auto f2 = std::async(std::launch::async, [&] { return e2.campaign(leases[2], "2", in(20s)); });
+  auto f2 = std::async(std::launch::async, [&] { return e2.campaign(leases[2], "2", within(20s)); });
   eventually([&] { return candidates() >= 3; }, 5s);
   ASSERT_EQ(candidates(), 3u);
 
@@ -136,9 +140,9 @@ TEST_F(EtcdRecipesTest, ResignHandsOverInCreateOrderWithoutHerd) {
 TEST_F(EtcdRecipesTest, CampaignIsIdempotentForTheSameLease) {
   const std::int64_t lease = live_lease();
   Election e(*client_, kPrefix);
-  auto first = e.campaign(lease, "v1", in(5s));
+  auto first = e.campaign(lease, "v1", within(5s));
   ASSERT_TRUE(first);
-  auto again = e.campaign(lease, "v2", in(5s));
+  auto again = e.campaign(lease, "v2", within(5s));
   ASSERT_TRUE(again);
   EXPECT_EQ(again->create_revision, first->create_revision);
   auto leader = e.leader();
@@ -151,7 +155,7 @@ TEST_F(EtcdRecipesTest, CampaignDeadlineAndStopRemoveTheCandidate) {
   const std::int64_t lease_b = live_lease();
   Election a(*client_, kPrefix);
   Election b(*client_, kPrefix);
-  ASSERT_TRUE(a.campaign(lease_a, "a", in(5s)));
+  ASSERT_TRUE(a.campaign(lease_a, "a", within(5s)));
 
   const auto start = Clock::now();
   auto timed_out = b.campaign(lease_b, "b", in(300ms));
@@ -161,7 +165,7 @@ TEST_F(EtcdRecipesTest, CampaignDeadlineAndStopRemoveTheCandidate) {
   EXPECT_EQ(candidates(), 1u);
 
   std::stop_source stop;
-  auto f = std::async(std::launch::async, [&] { return b.campaign(lease_b, "b", in(30s), stop.get_token()); });
+  auto f = std::async(std::launch::async, [&] { return b.campaign(lease_b, "b", within(30s), stop.get_token()); });
   EXPECT_EQ(f.wait_for(300ms), std::future_status::timeout);
   stop.request_stop();
   ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
@@ -177,8 +181,8 @@ TEST_F(EtcdRecipesTest, AWaiterWhoseLeaseEndedNeverLeads) {
   ASSERT_TRUE(lease_b);
   Election a(*client_, kPrefix);
   Election b(*client_, kPrefix);
-  ASSERT_TRUE(a.campaign(lease_a, "a", in(5s)));
-  auto f = std::async(std::launch::async, [&] { return b.campaign(lease_b->id, "b", in(20s)); });
+  ASSERT_TRUE(a.campaign(lease_a, "a", within(5s)));
+  auto f = std::async(std::launch::async, [&] { return b.campaign(lease_b->id, "b", within(20s)); });
   eventually([&] { return candidates() >= 2; }, 5s);
   ASSERT_TRUE(client_->lease_revoke(lease_b->id));
   ASSERT_TRUE(a.resign());
@@ -206,7 +210,7 @@ TEST_F(EtcdRecipesTest, MutexExcludesAndTokensIncrease) {
     threads.emplace_back([&, t] {
       Mutex m(*client_, "/lh/test/lock");
       for (int r = 0; r < kRounds; ++r) {
-        if (!m.lock(leases[static_cast<std::size_t>(t)], in(20s))) {
+        if (!m.lock(leases[static_cast<std::size_t>(t)], within(20s))) {
           ++failures;
           return;
         }
@@ -215,7 +219,7 @@ TEST_F(EtcdRecipesTest, MutexExcludesAndTokensIncrease) {
           std::lock_guard lock(tokens_mu);
           tokens.push_back(m.held()->create_revision);
         }
-        std::this_thread::sleep_for(5ms);
+        std::this_thread::sleep_for(5ms);  // deliberate: stays inside a moment, so an overlap would show
         inside.fetch_sub(1);
         if (!m.unlock()) ++failures;
       }
@@ -233,12 +237,12 @@ TEST_F(EtcdRecipesTest, MutexLockTimesOutWhileHeld) {
   const std::int64_t lease_b = live_lease();
   Mutex a(*client_, "/lh/test/lock");
   Mutex b(*client_, "/lh/test/lock");
-  ASSERT_TRUE(a.lock(lease_a, in(5s)));
+  ASSERT_TRUE(a.lock(lease_a, within(5s)));
   Status s = b.lock(lease_b, in(300ms));
   EXPECT_EQ(s.code(), ErrorCode::kTimedOut) << s.to_string();
   EXPECT_FALSE(b.held().has_value());
   ASSERT_TRUE(a.unlock());
-  EXPECT_TRUE(b.lock(lease_b, in(5s)));
+  EXPECT_TRUE(b.lock(lease_b, within(5s)));
 }
 
 }  // namespace

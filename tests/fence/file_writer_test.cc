@@ -15,6 +15,7 @@
 #include "leasehold/fence_file.h"
 #include "tests/fence/history_check.h"
 #include "tests/fence/temp_dir.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::fence {
 namespace {
@@ -111,6 +112,8 @@ TEST(FencedFileWriter, KilledWriterLeavesOldOrNewBytesAndLaterWritesWork) {
       }
       ::_exit(0);
     }
+    // Deliberate: the kill lands at a random moment of the child's writes
+    // (seeded), which no condition can pick; the sleep is that moment.
     std::this_thread::sleep_for(std::chrono::milliseconds(5 + rng() % 40));
     ASSERT_EQ(::kill(pid, SIGKILL), 0);
     int status = 0;
@@ -218,18 +221,18 @@ TEST(FencedFileWriter, RacingProcessesWithAConcurrentReader) {
   }
   // Read while they write: every read is one writer's complete content.
   int reads = 0;
-  int running = kWriters;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (running > 0 && std::chrono::steady_clock::now() < deadline) {
+  std::vector<pid_t> running = children;
+  const bool all_done = leasehold::testing::eventually([&] {
     if (std::filesystem::exists(path)) {
       std::string bytes = read_whole_file(path);
       EXPECT_TRUE(content_token(bytes, kSize).has_value()) << "torn read of " << bytes.size();
       ++reads;
     }
-    running = 0;
-    for (pid_t pid : children) running += ::waitpid(pid, nullptr, WNOHANG) == 0 ? 1 : 0;
-  }
-  for (pid_t pid : children) ::kill(pid, SIGKILL);  // only if the deadline passed
+    std::erase_if(running, [](pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) != 0; });
+    return running.empty();
+  }, std::chrono::seconds(60), std::chrono::milliseconds(0));
+  EXPECT_TRUE(all_done) << running.size() << " writers still running";
+  for (pid_t pid : running) ::kill(pid, SIGKILL);  // only if the deadline passed
   for (pid_t pid : children) ::waitpid(pid, nullptr, 0);
   std::vector<Op> all;
   for (int p = 0; p < kWriters; ++p) {

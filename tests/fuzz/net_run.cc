@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tests/fuzz/net_frames.h"
+#include "tests/support/eventually.h"
 #include "tests/support/server_process.h"
 
 namespace leasehold::testing {
@@ -60,6 +61,7 @@ class NetFuzzer {
                 opt_.seconds, static_cast<unsigned long long>(opt_.max_frames));
     std::fflush(stdout);
     if (!start()) return finish(false);
+    // Deliberate: the run lasts --seconds (its fuzzing budget), not until a condition.
     const auto end = Clock::now() + milliseconds(static_cast<std::int64_t>(opt_.seconds * 1000));
     auto next_check = Clock::now();
     while (Clock::now() < end && (opt_.max_frames == 0 || n_.frames < opt_.max_frames)) {
@@ -241,12 +243,11 @@ class NetFuzzer {
     }
     n_.frames += count_frames(bytes);
     send_split(c, bytes);
-    const auto deadline = Clock::now() + kReplyBudget;
+    const ScaledDeadline deadline(kReplyBudget);
     std::size_t answered = 0;  // replies of this pipeline (pushes aside, one per frame)
     std::string last_reply = "none";
     for (;;) {
-      const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-      auto r = c.read(std::max(left, milliseconds(1)));
+      auto r = c.read(std::max(deadline.left(), milliseconds(1)));
       if (!r) {
         return fail("a valid pipeline lost its replies (" + r.status().to_string() + ")\n" +
                     stuck_report(sent, answered, last_reply));

@@ -22,6 +22,7 @@
 
 #include "log/rocksdb_log.h"
 #include "tests/log/log_test_util.h"
+#include "tests/support/eventually.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -44,8 +45,8 @@ TEST(LogCrashChild, AppendUntilKilled) {
   ASSERT_TRUE(log.is_ok()) << log.status().to_string();
   const int fd = ::open(acks, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   ASSERT_GE(fd, 0);
-  const auto stop_at = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < stop_at) {  // bounded; the parent kills us long before
+  const leasehold::testing::ScaledDeadline stop_at(std::chrono::seconds(60));
+  while (!stop_at.passed()) {  // bounded; the parent kills us long before
     const LogIndex next = (*log)->position().last + 1;
     auto r = append_sync(**log, payload_for(next));
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
@@ -91,14 +92,14 @@ TEST(LogCrash, AcknowledgedEntriesSurviveKillNine) {
     // Let it acknowledge a random number of entries, then kill it mid-stream.
     const std::size_t want = 50 + rng() % 150;
     std::size_t count = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::chrono::steady_clock::now() < deadline) {
+    leasehold::testing::eventually([&] {
       highest_ack(leasehold::testing::read_file(ack_path), &count);
-      if (count >= want || !child->running()) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
+      return count >= want || !child->running();
+    }, std::chrono::seconds(30), std::chrono::milliseconds(2));
     ASSERT_TRUE(child->running()) << "child exited early; see " << opt.stdout_path;
     ASSERT_GE(count, want) << "child too slow";
+    // Deliberate: the kill lands at a random moment (seeded) of the
+    // child's stream of appends, which no condition can pick.
     std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
     child->kill9();
     const LogIndex acked = highest_ack(leasehold::testing::read_file(ack_path), &count);

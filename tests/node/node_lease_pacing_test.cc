@@ -197,7 +197,8 @@ TEST(NodeLeasePacing, NoSnapshotWhileAnAppliedChunkIsBeingWritten) {
       << "applied, answered, and its write held";
   h.control().set_hold_snapshots(false);
   h.control().release_snapshots();  // the first snapshot is saved; the next is due
-  h.loop().run_for(50ms);
+  ASSERT_TRUE(h.loop().run_until([&] { return h.node().stats().snapshots_saved >= 1; })) << "the first snapshot";
+  h.loop().run_for(50ms);  // a window in which the due snapshot must not start
   EXPECT_EQ(h.node().stats().snapshots_saved, 1u);
   EXPECT_EQ(h.control().held_snapshot_count(), 0u);
   const std::uint64_t saved = h.node().stats().snapshots_saved;

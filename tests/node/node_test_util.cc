@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "log/rocksdb_log.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::node::testing {
 
@@ -31,19 +32,19 @@ bool TestExecutor::run_one(std::chrono::milliseconds wait) {
 }
 
 bool TestExecutor::run_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const leasehold::testing::ScaledDeadline deadline(timeout);
   while (!pred()) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return false;
-    run_one(std::min<std::chrono::milliseconds>(
-        std::chrono::milliseconds(10), std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)));
+    if (deadline.passed()) return false;
+    run_one(std::min<std::chrono::milliseconds>(std::chrono::milliseconds(10), deadline.left()));
   }
   return true;
 }
 
 void TestExecutor::run_for(std::chrono::milliseconds duration) {
-  const auto deadline = std::chrono::steady_clock::now() + duration;
-  while (std::chrono::steady_clock::now() < deadline) run_one(std::chrono::milliseconds(5));
+  // Deliberate: a window in which something must NOT happen, so a lower
+  // bound, not scaled; the tasks posted meanwhile run.
+  const auto until = std::chrono::steady_clock::now() + duration;
+  while (std::chrono::steady_clock::now() < until) run_one(std::chrono::milliseconds(5));
 }
 
 namespace {

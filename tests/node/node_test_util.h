@@ -26,7 +26,8 @@ namespace leasehold::node::testing {
 class TestExecutor {
  public:
   Executor executor();
-  // Runs posted tasks until pred() holds or `timeout` passes; returns pred().
+  // Runs posted tasks until pred() holds or scaled(timeout) passes
+  // (tests/support/eventually.h); returns pred().
   bool run_until(const std::function<bool()>& pred,
                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Runs posted tasks for `duration` (to show something does NOT happen).

@@ -160,6 +160,8 @@ TEST(CrashTest, AcknowledgedGrantsAndReleasesSurviveKill9) {
         workers[id].run(c, id, stop, rng, failures[id]);
       });
     }
+    // Deliberate: the kill lands at a random moment of the load (seeded),
+    // which no condition can pick; the sleep is that moment.
     std::this_thread::sleep_for(std::chrono::milliseconds(150 + seed_rng() % 350));
     server.process().kill9();
     stop = true;

@@ -12,6 +12,7 @@
 
 #include "tests/support/server_process.h"
 #include "tests/support/http_client.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 namespace {
@@ -62,15 +63,11 @@ TEST(DashboardBrowser, HolderAndTokenAppearOnThePage) {
   ASSERT_GT(token, 0);
 
   const std::string holder = "session " + std::to_string(session) + " · browser-test · token " + std::to_string(token);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(200);
-  for (;;) {
+  ASSERT_TRUE(eventually([&] {
     dom = run_chromium(dir, url, "--dump-dom");
-    if (dom.find("data-lock=\"dash/report\"") != std::string::npos && dom.find(holder) != std::string::npos &&
-        dom.find(">primary<") != std::string::npos) {
-      break;
-    }
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the holder never appeared; last DOM:\n" << dom;
-  }
+    return dom.find("data-lock=\"dash/report\"") != std::string::npos && dom.find(holder) != std::string::npos &&
+           dom.find(">primary<") != std::string::npos;
+  }, std::chrono::seconds(200))) << "the holder never appeared; last DOM:\n" << dom;
   // The recent-events table shows the grant too.
   EXPECT_NE(dom.find(">grant<"), std::string::npos);
 

@@ -15,6 +15,7 @@
 
 #include "tests/support/server_process.h"
 #include "tests/support/http_client.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 namespace {
@@ -74,8 +75,7 @@ TEST_F(LeaseMode, KillNineUnderLoadThenTokensRiseAndTheQuarantineHolds) {
       }
     });
   }
-  const auto until = Clock::now() + 20s;
-  while (cycles.load() < 300 && Clock::now() < until) std::this_thread::sleep_for(5ms);
+  eventually([&] { return cycles.load() >= 300; }, 20s, 5ms);
   ASSERT_GE(cycles.load(), 300) << "the load never got going";
   server_.process().kill9();
   stop = true;

@@ -13,14 +13,29 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tests/support/eventually.h"
+
 namespace leasehold::server {
 namespace {
+
+// The scheduler state of thread `tid` of this process ('R' running, 'S'
+// sleeping, ...), from /proc/self/task/<tid>/stat; '?' if unreadable.
+char thread_state(pid_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto paren = stat.rfind(')');  // the name may hold spaces and parentheses
+  return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
+}
 
 // A loop with an executor and a guard timer that stops the loop after 20 s
 // (a task that never arrives fails the test instead of hanging it).
@@ -112,14 +127,20 @@ TEST_F(LoopExecutorTest, PostsAfterCloseAreDroppedAndTheFunctionOutlivesTheExecu
 TEST_F(LoopExecutorTest, AWakeUpFromAnotherThreadEndsAnIdlePoll) {
   // The loop sleeps in epoll with nothing due for 20 s; one post must wake it.
   node::Executor post = executor_->executor();
+  const auto loop_tid = static_cast<pid_t>(::syscall(SYS_gettid));
   const auto start = std::chrono::steady_clock::now();
   std::thread poster([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let the loop block first (not a sync point)
+    // Posts once the loop thread sleeps in the kernel (its poll for I/O).
+    EXPECT_TRUE(testing::eventually([&] { return thread_state(loop_tid) == 'S'; }, std::chrono::seconds(10),
+                                    std::chrono::milliseconds(1)))
+        << "the loop thread never blocked";
     post([&] { finish(); });
   });
   uv_run(&loop_, UV_RUN_DEFAULT);
   poster.join();
   ASSERT_TRUE(finished_at_);
+  // Checks elapsed time on purpose: the post woke the loop, well before
+  // the 20 s guard timer.
   EXPECT_LT(*finished_at_ - start, std::chrono::seconds(15)) << "woken by the guard timer, not the post";
 }
 

@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/eventually.h"
+
 namespace leasehold::server {
 namespace {
 
@@ -39,6 +41,7 @@ double thread_cpu_ms() {
 void keep_busy(Busy how) {
   switch (how) {
     case Busy::kSpinWall: {
+      // Deliberate: 30 ms of wall time on the CPU is the load being measured.
       const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
       while (std::chrono::steady_clock::now() < until) {
       }
@@ -51,7 +54,8 @@ void keep_busy(Busy how) {
       break;
     }
     case Busy::kBlock:
-      // The block is what is measured here, not a wait for another thread.
+      // Deliberate: the block is what is measured here, not a wait for
+      // another thread.
       std::this_thread::sleep_for(std::chrono::milliseconds(30));
       break;
   }
@@ -184,8 +188,7 @@ TEST(LoopTurnMeter, ATurnThatWaitsForACoreIsLongPreemptedAndNotOnCpu) {
   // The loop must not start before the hog spins on its CPU: on a busy
   // machine the hog's thread can start late, and the loop's first spinning
   // turns then had the CPU to themselves (counted on-CPU, not preempted).
-  const auto hog_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!hog_started.load() && std::chrono::steady_clock::now() < hog_deadline) std::this_thread::yield();
+  testing::eventually([&] { return hog_started.load(); }, std::chrono::seconds(10), std::chrono::milliseconds(0));
   LoopTurnMeter::Stats s;
   std::string failure;
   // Both changes are to this thread only and end with it.
@@ -252,6 +255,8 @@ TEST(LoopTurnMeter, AFastSpinningLoopReadsItsThreadUsageAtMostOncePerMillisecond
   });
   uv_idle_init(&loop, &st.idle);
   st.idle.data = &st;
+  // Deliberate: the loop turns as fast as it can for 100 ms of wall time,
+  // the load whose usage readings are counted.
   const auto start = std::chrono::steady_clock::now();
   st.until = start + std::chrono::milliseconds(100);
   uv_idle_start(&st.idle, [](uv_idle_t* h) {

@@ -13,6 +13,7 @@
 
 #include "tests/support/server_process.h"
 #include "tests/support/http_client.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 namespace {
@@ -152,11 +153,8 @@ TEST_F(OpsHttp, MetricsFollowTrafficAndLongHolds) {
   RespClient waiter = server_.client();
   ASSERT_TRUE(waiter.send({"LOCK.ACQUIRE", "m", std::to_string(b), "WAIT", "60000"}));
   // Poll until the wait is queued, then release: the waiter gets the lock.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (get_json("/api/locks/m")["waiters"].empty()) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll interval, not synchronisation
-  }
+  ASSERT_TRUE(eventually([&] { return !get_json("/api/locks/m")["waiters"].empty(); }, std::chrono::seconds(20),
+                         std::chrono::milliseconds(20)));
   EXPECT_EQ(c_.call({"LOCK.RELEASE", "m", std::to_string(a), std::to_string(t)}), Value::simple("OK"));
   auto granted = waiter.read(std::chrono::seconds(20));
   ASSERT_TRUE(granted);
@@ -165,11 +163,9 @@ TEST_F(OpsHttp, MetricsFollowTrafficAndLongHolds) {
 
   // The hold passes --long-hold-ms (200) on its own: poll, no sleep.
   std::string text;
-  do {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << text;
-    if (!text.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // poll interval
-    text = metrics(*this, http_port_);
-  } while (!has_line(text, "leasehold_long_held_locks 1"));
+  ASSERT_TRUE(eventually([&] { return has_line(text = metrics(*this, http_port_), "leasehold_long_held_locks 1"); },
+                         std::chrono::seconds(20), std::chrono::milliseconds(50)))
+      << text;
   EXPECT_TRUE(has_line(text, "leasehold_grants_total{reason=\"acquired\"} 1")) << text;
   EXPECT_TRUE(has_line(text, "leasehold_grants_total{reason=\"queued\"} 1"));
   EXPECT_TRUE(has_line(text, "leasehold_releases_total{reason=\"released\"} 1"));

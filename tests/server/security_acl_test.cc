@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "tests/server/security_fixture.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 namespace {
@@ -118,13 +119,8 @@ TEST_F(SecureServer, AdminCanDoEverything) {
 
 // Polls until `c`'s PING gets `want` (a reload is asynchronous to the test).
 bool wait_ping(RespClient& c, const std::string& want) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline) {
-    Value v = c.call({"PING"});
-    if (v.str == want) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll interval, not synchronisation
-  }
-  return false;
+  return eventually([&] { return c.call({"PING"}).str == want; }, std::chrono::seconds(20),
+                    std::chrono::milliseconds(20));
 }
 
 TEST_F(SecureServer, SighupReloadRemovingAUserCutsItsConnections) {

@@ -11,6 +11,7 @@
 
 #include "tests/server/security_fixture.h"
 #include "tests/server/tls_certs.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 namespace {
@@ -39,12 +40,8 @@ class Tls : public ::testing::Test {
   std::string server_log() { return read_file(dir_.file("data") + ".stderr"); }
   // Polls the server log for `text` (the log line follows the refusal).
   bool log_has(const std::string& text) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (server_log().find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // poll interval
-    }
-    return false;
+    return eventually([&] { return server_log().find(text) != std::string::npos; }, std::chrono::seconds(20),
+                      std::chrono::milliseconds(50));
   }
 
   TempDir dir_{"server-tls"};
@@ -106,11 +103,8 @@ TEST_F(Tls, OptionalClientCertificateAndReloadOnSighup) {
   // A new server certificate (other CN), then SIGHUP: new connections get it.
   certs_.issue("server", "renewed.example", "ca", "-days 2 -extfile san.ext");
   server_.process().signal(SIGHUP);
-  bool renewed = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!renewed && std::chrono::steady_clock::now() < deadline) {
-    renewed = subject().find("CN = renewed.example") != std::string::npos;
-  }
+  const bool renewed =
+      eventually([&] { return subject().find("CN = renewed.example") != std::string::npos; }, std::chrono::seconds(20));
   EXPECT_TRUE(renewed) << subject();
   EXPECT_EQ(cli(with_cert("alice") + "ACL WHOAMI"), "alice\n");
 }

@@ -14,6 +14,16 @@
 // (-> false, after one last call at the deadline). The predicate runs on
 // the calling thread.
 //
+// eventually_value(poll, timeout): the same loop for a poll() that returns
+// something testable as a bool (a std::optional, a Result, a pointer):
+// returns the first value that tests true, or the value of the last call
+// at the deadline (which tests false) once scaled(timeout) has passed.
+//
+// ScaledDeadline(timeout): a deadline scaled(timeout) from its construction,
+// for loops whose body itself blocks with a timeout (a read, a wait for a
+// reply): left() is the time remaining (never negative), passed() whether
+// it has passed.
+//
 // Use them for waits on something the test cannot be told about directly
 // ("the server sees the session", "the lease was renewed"). Upper bounds
 // on how long something may take also go through scaled(); lower bounds
@@ -52,9 +62,38 @@ bool eventually(Predicate&& predicate, std::chrono::duration<Rep, Period> timeou
   const auto deadline = std::chrono::steady_clock::now() + scaled(timeout);
   while (std::chrono::steady_clock::now() < deadline) {
     if (predicate()) return true;
-    std::this_thread::sleep_for(poll);
+    std::this_thread::sleep_for(poll);  // deliberate: the poll interval of the helper every wait goes through
   }
   return static_cast<bool>(predicate());
 }
+
+template <typename Poll, typename Rep, typename Period>
+auto eventually_value(Poll&& poll, std::chrono::duration<Rep, Period> timeout,
+                      std::chrono::milliseconds interval = std::chrono::milliseconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + scaled(timeout);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto value = poll();
+    if (static_cast<bool>(value)) return value;
+    std::this_thread::sleep_for(interval);  // deliberate: the poll interval of the helper
+  }
+  return poll();
+}
+
+class ScaledDeadline {
+ public:
+  template <typename Rep, typename Period>
+  explicit ScaledDeadline(std::chrono::duration<Rep, Period> timeout)
+      : at_(std::chrono::steady_clock::now() + scaled(timeout)) {}
+
+  std::chrono::steady_clock::time_point at() const { return at_; }
+  bool passed() const { return std::chrono::steady_clock::now() >= at_; }
+  std::chrono::milliseconds left() const {
+    const auto rest = std::chrono::ceil<std::chrono::milliseconds>(at_ - std::chrono::steady_clock::now());
+    return rest > std::chrono::milliseconds(0) ? rest : std::chrono::milliseconds(0);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point at_;
+};
 
 }  // namespace leasehold::testing

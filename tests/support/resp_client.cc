@@ -11,16 +11,21 @@
 #include <cstring>
 
 #include "resp/writer.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 
 using Clock = std::chrono::steady_clock;
 
 Result<RespClient> RespClient::connect(std::uint16_t port, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
+  Status last(ErrorCode::kUnreachable, "not tried");
+  std::optional<RespClient> connected;
+  eventually([&] {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return Status(ErrorCode::kIoError, std::strerror(errno));
+    if (fd < 0) {
+      last = Status(ErrorCode::kIoError, std::strerror(errno));
+      return true;  // not worth retrying
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(port);
@@ -28,13 +33,15 @@ Result<RespClient> RespClient::connect(std::uint16_t port, std::chrono::millisec
     if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
       int one = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      return RespClient(fd);
+      connected.emplace(RespClient(fd));
+      return true;
     }
-    const int err = errno;
+    last = Status(ErrorCode::kUnreachable, std::strerror(errno));
     ::close(fd);
-    if (Clock::now() >= deadline) return Status(ErrorCode::kUnreachable, std::strerror(err));
-    ::usleep(20'000);
-  }
+    return false;
+  }, timeout, std::chrono::milliseconds(20));
+  if (connected) return std::move(*connected);
+  return last;
 }
 
 RespClient::RespClient(RespClient&& other) noexcept

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/child_exec.h"
+#include "tests/support/eventually.h"
 
 namespace leasehold::testing {
 namespace {
@@ -181,12 +182,8 @@ void Subprocess::signal_group(int sig) const {
 
 std::optional<int> Subprocess::wait(std::chrono::milliseconds timeout) {
   if (pid_ <= 0) return status_;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    if (!running()) return status_;
-    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  if (!eventually([this] { return !running(); }, timeout, std::chrono::milliseconds(5))) return std::nullopt;
+  return status_;
 }
 
 void Subprocess::kill9() {

@@ -50,8 +50,8 @@ class Subprocess {
   bool running();
   void signal(int sig) const;        // to the child
   void signal_group(int sig) const;  // to its process group
-  // Waits up to `timeout` for exit. Returns the exit code (or 128+signal),
-  // nullopt if still running after the timeout.
+  // Waits up to scaled(timeout) (tests/support/eventually.h) for exit.
+  // Returns the exit code (or 128+signal), nullopt if still running then.
   std::optional<int> wait(std::chrono::milliseconds timeout);
   // SIGKILL and reap.
   void kill9();

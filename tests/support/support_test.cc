@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/support/eventually.h"
 #include "tests/support/net.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -54,12 +55,7 @@ bool process_ended(pid_t pid) {
 }
 
 bool eventually_ended(pid_t pid, std::chrono::seconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!process_ended(pid)) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
+  return eventually([pid] { return process_ended(pid); }, timeout);
 }
 
 TEST(Subprocess, AChildOutlivesTheThreadThatSpawnedIt) {

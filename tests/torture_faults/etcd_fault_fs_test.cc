@@ -54,7 +54,7 @@ TEST(EtcdFaultFsTest, EioOnFsyncStopsEtcdAndARestartOnTheHealedDiskServesItsData
 
   ASSERT_TRUE((*fs)->set_faults(""));
   ASSERT_TRUE(e.restart(0)) << "etcd did not restart on the healed disk";
-  ASSERT_TRUE(e.wait_healthy(scaled(20s)));
+  ASSERT_TRUE(e.wait_healthy(20s));
   auto got = e.etcdctl({"get", "key1", "--print-value-only"});
   ASSERT_TRUE(got) << got.status().to_string();
   EXPECT_EQ(*got, "v1\n");

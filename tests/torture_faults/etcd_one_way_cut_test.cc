@@ -76,8 +76,8 @@ TEST(EtcdOneWayCutTest, LeaderToFollowerLosesOnlyTheLeadersBytesTheFollowerCampa
       << "the follower cut off from the leader's messages kept a leader";
   EXPECT_TRUE(eventually([&] { return candidacies(etcd, follower) >= campaigns + 2; }, 20s))
       << "the follower did not campaign (twice) while cut off";
-  EXPECT_TRUE(etcd.healthy(leader, scaled(10s)));
-  EXPECT_TRUE(etcd.healthy(3 - leader - follower, scaled(10s)));
+  EXPECT_TRUE(etcd.healthy(leader, 10s));
+  EXPECT_TRUE(etcd.healthy(3 - leader - follower, 10s));
   EXPECT_TRUE(eventually(
       [&] {
         return links->link_stats(follower, leader).bytes_dropped[kS2C] +
@@ -109,7 +109,7 @@ TEST(EtcdOneWayCutTest, LeaderToFollowerLosesOnlyTheLeadersBytesTheFollowerCampa
       << tails(etcd);
 
   links->heal();
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(etcd.healthy(i, scaled(30s))) << "member " << i << " after heal";
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(etcd.healthy(i, 30s)) << "member " << i << " after heal";
   EXPECT_TRUE(eventually(
       [&] {
         last_put = etcd.etcdctl({"put", "one-way", "healed"}).status();

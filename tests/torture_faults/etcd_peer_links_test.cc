@@ -36,11 +36,11 @@ TEST(EtcdPeerLinksTest, EachLinkCarriesItsDialersTrafficAndACutMemberLosesItsLea
   links->cut(0, 2, BlockMode::kHold);
   EXPECT_TRUE(eventually([&] { return !(*etcd)->healthy(0, 300ms); }, 30s))
       << "member 0 kept a leader while cut off";
-  EXPECT_TRUE((*etcd)->healthy(1, scaled(10s)));
-  EXPECT_TRUE((*etcd)->healthy(2, scaled(10s)));
+  EXPECT_TRUE((*etcd)->healthy(1, 10s));
+  EXPECT_TRUE((*etcd)->healthy(2, 10s));
 
   links->heal();
-  EXPECT_TRUE((*etcd)->healthy(0, scaled(30s)));
+  EXPECT_TRUE((*etcd)->healthy(0, 30s));
 }
 
 }  // namespace

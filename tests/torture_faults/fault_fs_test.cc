@@ -214,7 +214,7 @@ TEST_F(FaultFsTest, APowerCutDropsEveryByteNotFsyncedAndKeepsTheRest) {
 
 TEST_F(FaultFsTest, SigtermUnmountsCleanly) {
   fs_->process().signal(SIGTERM);
-  EXPECT_EQ(fs_->process().wait(scaled(10s)), 0);
+  EXPECT_EQ(fs_->process().wait(10s), 0);
   EXPECT_TRUE(eventually([&] { return !torture::fault_fs::is_mounted(fs_->mount()); }, 5s));
   std::ofstream(mount_ + "/under") << "x";  // the plain directory again
   EXPECT_FALSE(std::filesystem::exists(backing_ + "/under"));

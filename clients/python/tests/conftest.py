@@ -3,10 +3,17 @@
 The leasehold binary is ``$LEASEHOLD_BINARY`` (set by ctest), else
 ``build/leasehold`` of this checkout. Every process runs on a free loopback
 port with a private data dir and is stopped at the end of its test.
+
+Tests wait for conditions, never for time: ``wait_until`` (fails the test),
+``poll_until`` (returns what it polled) and ``wait_until_async`` poll a
+predicate under a deadline of ``scaled(timeout)``, the same time scale as
+tests/support/eventually.h (``LEASEHOLD_TEST_TIME_SCALE``, 1 to 100).
 """
 
 from __future__ import annotations
 
+import asyncio
+import math
 import os
 import signal
 import socket
@@ -14,7 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional
+from typing import Callable, Iterator, List, Optional, TypeVar
 
 import pytest
 
@@ -35,13 +42,58 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    """Polls ``predicate`` until true; fails the test after ``timeout`` seconds."""
-    end = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > end:
-            pytest.fail(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.01)
+T = TypeVar("T")
+
+
+def time_scale() -> float:
+    """``LEASEHOLD_TEST_TIME_SCALE`` (a number from 1 to 100, default 1;
+    anything else counts as 1, so it never makes a test stricter)."""
+    try:
+        value = float(os.environ.get("LEASEHOLD_TEST_TIME_SCALE") or "1")
+    except ValueError:
+        return 1.0
+    return value if math.isfinite(value) and 1.0 <= value <= 100.0 else 1.0
+
+
+def scaled(seconds: float) -> float:
+    """An upper bound on how long something may take, grown by time_scale().
+    Lower bounds ("not before the TTL") are not scaled."""
+    return seconds * time_scale()
+
+
+def poll_until(predicate: Callable[[], T], timeout: float, interval: float = 0.01) -> T:
+    """Calls ``predicate`` every ``interval`` seconds until it returns
+    something true, and returns that; after ``scaled(timeout)`` seconds
+    returns the (false) value of one last call."""
+    end = time.monotonic() + scaled(timeout)
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)  # deliberate: the poll interval of the helper every wait goes through
+    return predicate()
+
+
+def wait_until(predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.01) -> T:
+    """poll_until(), failing the test if ``predicate`` never held."""
+    value = poll_until(predicate, timeout, interval)
+    if not value:
+        pytest.fail(f"timed out after {scaled(timeout)}s waiting for {what}")
+    return value
+
+
+async def wait_until_async(predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.01) -> T:
+    """wait_until() for a coroutine: the event loop runs between polls."""
+    end = time.monotonic() + scaled(timeout)
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        await asyncio.sleep(interval)  # deliberate: the poll interval of the helper
+    value = predicate()
+    if not value:
+        pytest.fail(f"timed out after {scaled(timeout)}s waiting for {what}")
+    return value
 
 
 def port_open(port: int) -> bool:
@@ -70,15 +122,12 @@ class Proc:
             if not same_port or not self.port:
                 self.port = free_port()
             with open(self._log, "ab") as log:
-                self.proc = subprocess.Popen(self._argv_for_port(self.port), stdout=log, stderr=log)
-            end = time.monotonic() + 15
-            while time.monotonic() < end and self.proc.poll() is None:
-                if port_open(self.port):
-                    return
-                time.sleep(0.01)
+                proc = self.proc = subprocess.Popen(self._argv_for_port(self.port), stdout=log, stderr=log)
+            if poll_until(lambda: port_open(self.port) or proc.poll() is not None, 15) and port_open(self.port):
+                return
             self.kill()
-            if same_port:
-                time.sleep(0.2)  # the old socket may linger a moment
+            if same_port:  # the old socket may linger a moment
+                poll_until(lambda: not port_open(self.port), 5)
         pytest.fail(f"could not start {self._argv_for_port(self.port)}; see {self._log}")
 
     def stop(self) -> None:

@@ -8,7 +8,7 @@ from typing import List
 import pytest
 
 import leasehold
-from conftest import Proc
+from conftest import Proc, wait_until_async
 from leasehold import aio
 
 
@@ -25,7 +25,13 @@ def test_aio_lock_fence_and_loss(server: Proc) -> None:
                 with pytest.raises(leasehold.WouldBlock):
                     await b.lock("aio", wait=0).acquire()
                 waiting = asyncio.ensure_future(b.lock("aio", wait=10.0).acquire())
-                await asyncio.sleep(0)
+                with leasehold.Client(server.endpoint, call_timeout=10.0) as probe:
+
+                    def b_queued() -> bool:
+                        info = probe.lock_info("aio")
+                        return info is not None and bool(info.waiters)
+
+                    await wait_until_async(b_queued, 10, "b's acquire to queue behind a")
             token_b = await asyncio.wait_for(waiting, 20)
             assert token_b > lock.token
             with pytest.raises(leasehold.StaleToken):

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Iterator, List
 
@@ -11,7 +10,7 @@ import pytest
 import redis
 
 import leasehold
-from conftest import Proc, free_port, leasehold_binary, wait_until
+from conftest import Proc, free_port, leasehold_binary, poll_until, wait_until
 
 
 @pytest.fixture
@@ -89,14 +88,17 @@ def test_follows_redirect_from_a_standby_and_fails_over(cluster: List[Proc]) -> 
     cluster[p].kill()
     new_p = primary_index(cluster, timeout=60)
     assert new_p == 1 - p
-    deadline = time.monotonic() + 60
-    while True:  # the new primary may still be taking over
+    last_error: List[leasehold.LeaseholdError] = []
+
+    def lock_on_the_new_primary() -> bool:  # the new primary may still be taking over
         try:
             with leasehold.Session(both, ttl=10.0) as s, s.lock("after-failover", wait=5.0) as lock:
                 assert lock.token > 0
-            break
-        except leasehold.LeaseholdError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
+            return True
+        except leasehold.LeaseholdError as e:
+            last_error[:] = [e]
+            return False
+
+    if not poll_until(lock_on_the_new_primary, 60, interval=0.1):
+        raise last_error[0]
     assert both.current_endpoint() == cluster[new_p].endpoint
