@@ -10,8 +10,8 @@
 
 #include "log/revision_record.h"
 #include "log/rocksdb_log.h"
-#include "server/acl.h"
-#include "server/connection.h"
+#include "server/security/acl.h"
+#include "server/net/connection.h"
 
 namespace leasehold::server {
 namespace {
@@ -78,7 +78,7 @@ Server::~Server() {
     close_loop_handles();
     uv_run(&loop_, UV_RUN_DEFAULT);
   }
-  if (obs_) obs_->close();
+  if (http_) http_->close();
   connections_.clear();
   cluster_.reset();
   node_.reset();
@@ -113,6 +113,7 @@ Status Server::start() {
   if (!executor) return executor.status();
   executor_ = std::move(executor).value();
   obs_ = std::make_unique<Observability>(*this);
+  http_ = std::make_unique<HttpSide>(*this);
   loop_turns_ = LoopTurnMeter([m = &obs_->metrics()](double seconds) { m->observe_loop_turn(seconds); });
 
   if (config_.cluster.enabled()) {
@@ -203,7 +204,7 @@ Status Server::start() {
   uv_signal_start(&sighup_, [](uv_signal_t* h, int) { static_cast<Server*>(h->data)->on_sighup(); }, SIGHUP);
   uv_timer_start(&idle_timer_, [](uv_timer_t* h) { static_cast<Server*>(h->data)->sweep_idle(); }, 500, 500);
   if (Status st = listen(); !st) return st;
-  if (Status st = obs_->start_http(&loop_); !st) return st;
+  if (Status st = http_->start(&loop_); !st) return st;
   node_->when_opened([this](const Status& outcome) { on_node_opened(outcome); });
   return Status::ok();
 }
@@ -326,11 +327,6 @@ void Server::on_new_connection(uv_stream_t* listener, int status) {
   }
   conn->start(peer_name(conn->handle()));
   spdlog::debug("client connected id={} peer={}", conn->id(), conn->peer());
-}
-
-void Server::alloc_read_buffer(uv_handle_t*, std::size_t, uv_buf_t* buf) {
-  static thread_local std::array<char, 64 * 1024> buffer;
-  *buf = uv_buf_init(buffer.data(), static_cast<unsigned int>(buffer.size()));
 }
 
 std::size_t Server::blocked_client_count() const {
@@ -570,7 +566,7 @@ void Server::close_loop_handles() {
   for (auto& c : all) c->close("server shutdown");
   waits_.clear();
   watchers_.clear();
-  obs_->close();
+  if (http_) http_->close();
   speakers_ = {};
   if (handles_open_) {
     handles_open_ = false;

@@ -1,11 +1,12 @@
 // Server: the security parts (users, access checks, protected mode, the
-// delayed answer to a failed AUTH). See server.h and server/acl.h.
+// delayed answer to a failed AUTH). See server.h and server/security/acl.h.
 #include <spdlog/spdlog.h>
 
 #include <fmt/format.h>
 
-#include "server/acl.h"
-#include "server/connection.h"
+#include "server/commands/command_table.h"
+#include "server/security/acl.h"
+#include "server/net/connection.h"
 #include "server/server.h"
 
 namespace leasehold::server {
@@ -104,7 +105,7 @@ const AclUser* Server::user_of(Connection& conn) {
 }
 
 std::string Server::check_access(Connection& conn, const CommandSpec& spec, const std::vector<std::string>& args) {
-  return server::check_access(user_of(conn), acl_.auth_required(), spec, args, node_->state());
+  return server::check_access(user_of(conn), acl_.auth_required(), spec.access(), args, node_->state());
 }
 
 void Server::delay_error(Responder reply, std::string text, std::chrono::milliseconds delay) {

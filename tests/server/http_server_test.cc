@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "server/http_server.h"
+#include "server/http/http_server.h"
 
 namespace leasehold::server {
 namespace {
