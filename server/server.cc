@@ -101,11 +101,7 @@ Status Server::start() {
   auto dir_lock = DataDirLock::acquire(config_.data_dir);
   if (!dir_lock) return dir_lock.status();
   data_dir_lock_ = std::move(dir_lock).value();
-  auto users = load_acl(AclFiles{config_.users_file, config_.requirepass_file});
-  if (!users) return users.status();
-  acl_ = std::move(users).value();
-  if (Status st = check_protected_mode(); !st) return st;
-  if (Status st = load_tls(); !st) return st;
+  if (Status st = security_.load(); !st) return st;  // users, protected mode, TLS certificates
   if (uv_loop_init(&loop_) != 0) return Status(ErrorCode::kIoError, "cannot create the event loop");
   loop_initialized_ = true;
   if (Status st = LoopTurnMeter::enable(&loop_); !st) return st;
@@ -184,6 +180,7 @@ Status Server::start() {
   });
   stop_async_.data = this;
   read_budget_.open(&loop_);
+  delayed_errors_.open(&loop_);
   handles_open_ = true;
 
   uv_prepare_start(&prepare_, [](uv_prepare_t* h) {
@@ -265,12 +262,12 @@ Status Server::listen() {
                             });
   if (!st) return st;
   spdlog::info("listening address={} data_dir={}", listen_address(), config_.data_dir);
-  if (!tls_ctx_) return Status::ok();
-  st = bind_listener(tls_listener_, tls_listening_, tls_host_, tls_port_, tls_bound_port_, [](uv_stream_t* s, int status) {
+  if (!security_.tls_context()) return Status::ok();
+  st = bind_listener(tls_listener_, tls_listening_, security_.tls_host(), security_.tls_port(), tls_bound_port_, [](uv_stream_t* s, int status) {
     static_cast<Server*>(s->data)->on_new_connection(s, status);
   });
   if (!st) return st;
-  spdlog::info("listening tls_address={}:{}", tls_host_, tls_bound_port_);
+  spdlog::info("listening tls_address={}:{}", security_.tls_host(), tls_bound_port_);
   return Status::ok();
 }
 
@@ -297,7 +294,7 @@ void Server::on_new_connection(uv_stream_t* listener, int status) {
     return;
   }
   const bool tls = listener == reinterpret_cast<uv_stream_t*>(&tls_listener_);
-  auto conn = std::make_shared<Connection>(*this, next_conn_id_++, tls ? tls_ctx_ : nullptr);
+  auto conn = std::make_shared<Connection>(*this, next_conn_id_++, tls ? security_.tls_context() : nullptr);
   uv_tcp_init(&loop_, conn->handle());
   if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(conn->handle())) != 0) {
     connections_.emplace(conn->id(), conn);  // kept until the close callback
@@ -305,7 +302,7 @@ void Server::on_new_connection(uv_stream_t* listener, int status) {
     return;
   }
   uv_tcp_nodelay(conn->handle(), 1);
-  if (!acl_.auth_required()) conn->set_user("default");
+  if (!security_.auth_required()) conn->set_user("default");
   connections_.emplace(conn->id(), conn);
   ++counters_.connections_total;
   if (shutting_down_ || connections_.size() > config_.max_clients) {
@@ -579,10 +576,7 @@ void Server::close_loop_handles() {
     uv_close(as_handle(&sigint_), nullptr);
     uv_close(as_handle(&sigterm_), nullptr);
     uv_close(as_handle(&sighup_), nullptr);
-    for (uv_timer_t* t : delayed_) {
-      uv_close(as_handle(t), [](uv_handle_t* h) { delete static_cast<DelayedError*>(h->data); });
-    }
-    delayed_.clear();
+    delayed_errors_.close();
     uv_close(as_handle(&stop_async_), nullptr);
   }
   executor_->close();

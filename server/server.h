@@ -49,6 +49,7 @@
 #include "core/reply.h"
 #include "node/node.h"
 #include "server/security/acl_user.h"
+#include "server/security/security_state.h"
 #include "server/base/config.h"
 #include "server/data_dir_lock.h"
 #include "server/net/deferred_pumps.h"
@@ -58,6 +59,7 @@
 #include "server/observability/observability.h"
 #include "server/http/http_side.h"
 #include "server/net/connection_host.h"
+#include "server/net/delayed_errors.h"
 #include "server/services/server_services.h"
 #include "server/net/precise_timer.h"
 #include "server/net/responder.h"
@@ -148,8 +150,8 @@ class Server final : public ConnectionHost, public ServerServices {
   bool speaks_for(core::SessionId session, const Connection& conn) const override;
 
   // --- security (server/security/acl.h) ---
-  const AclUsers& acl() const override { return acl_; }
-  bool auth_required() const override { return acl_.auth_required(); }
+  const AclUsers& acl() const override { return security_.acl(); }
+  bool auth_required() const override { return security_.auth_required(); }
   // The connection's user in the current table; nullptr when it is not
   // authenticated, or its user was removed or disabled by a reload (the
   // connection is then marked unauthenticated).
@@ -184,20 +186,10 @@ class Server final : public ConnectionHost, public ServerServices {
     Responder reply;
   };
 
-  struct DelayedError {
-    uv_timer_t timer;
-    Responder reply;
-    std::string text;
-    Server* server;
-  };
-
   // Initialises `handle` (then sets `initialised`), binds and listens.
   Status bind_listener(uv_tcp_t& handle, bool& initialised, const std::string& host, std::uint16_t port,
                        std::uint16_t& bound_port, uv_connection_cb on_connection);
   Status listen();
-  // Parses --tls-listen and loads the certificates (no-op without TLS).
-  Status load_tls();
-  Status check_protected_mode() const;
   void on_sighup();
   void on_new_connection(uv_stream_t* listener, int status);
   // The start's Reopen is applied (Node::when_opened): starts reading from
@@ -229,10 +221,7 @@ class Server final : public ConnectionHost, public ServerServices {
   bool listening_ = false;
   uv_tcp_t tls_listener_{};
   bool tls_listening_ = false;
-  std::string tls_host_;
-  std::uint16_t tls_port_ = 0;
   std::uint16_t tls_bound_port_ = 0;
-  std::shared_ptr<TlsContext> tls_ctx_;  // new connections' context (replaced on SIGHUP)
   uv_signal_t sigint_{};
   uv_signal_t sigterm_{};
   uv_signal_t sighup_{};
@@ -271,8 +260,8 @@ class Server final : public ConnectionHost, public ServerServices {
   // grow-by-one-bucket table: millions of sessions opened by a few
   // connections are the common case.
   IncrementalMap<core::SessionId, SpeakerIds> speakers_;
-  AclUsers acl_;
-  std::set<uv_timer_t*> delayed_;  // delay_error timers not yet fired
+  SecurityState security_{config_};  // users, TLS certificates, access checks
+  DelayedErrors delayed_errors_;  // delay_error()
 
   bool shutting_down_ = false;
   std::atomic<bool> stop_requested_{false};
