@@ -8,8 +8,7 @@
 #include <array>
 #include <csignal>
 
-#include "log/revision_record.h"
-#include "log/rocksdb_log.h"
+#include "node/node_factory.h"
 #include "server/security/acl.h"
 #include "server/net/connection.h"
 
@@ -121,28 +120,17 @@ Status Server::start() {
     cluster_ = std::move(member).value();
     node_ = cluster_->take_node();
   } else {
-    log::RocksLogOptions log_options;
-    log_options.dir = config_.data_dir;
-    log_options.on_synced_write = [m = &obs_->metrics()](auto d) { m->observe_fsync(d); };
-    log_options.accept_lost_entries = config_.recover_lost_log;
-    auto log = log::open_rocksdb_log(log_options);
-    if (!log) return log.status();
-    spdlog::info("log opened backend=\"{}\"", (*log)->describe());
-    auto loaded = log::load_revision_record(config_.data_dir);
-    if (!loaded) return loaded.status();
-    node::NodeOptions options = config_.node;
-    node::RevisionGuardOptions guard;
-    guard.store = [dir = config_.data_dir](const log::RevisionRecord& r) {
-      return log::store_revision_record(dir, r);
+    node::EmbeddedNodeOptions options;
+    options.data_dir = config_.data_dir;
+    options.node = config_.node;
+    options.recover_lost_log = config_.recover_lost_log;
+    options.revision_floor = config_.revision_floor;
+    options.revision_block = config_.revision_block;
+    options.on_synced_write = [m = &obs_->metrics()](auto d) { m->observe_fsync(d); };
+    options.on_log_opened = [](std::string_view description) {
+      spdlog::info("log opened backend=\"{}\"", description);
     };
-    guard.loaded = std::move(loaded).value();
-    guard.block = config_.revision_block;
-    guard.recover_lost_log = config_.recover_lost_log;
-    guard.revision_floor = config_.revision_floor;
-    guard.max_ttl_fallback_ms = options.limits.max_ttl_ms;
-    guard.lease = options.acknowledge_before_durable;
-    options.revision_guard = std::move(guard);
-    auto node = node::Node::open(std::move(options), std::move(log).value(), clock_, executor_->executor());
+    auto node = node::make_embedded_node(std::move(options), clock_, executor_->executor());
     if (!node) return node.status();
     node_ = std::move(node).value();
     for (const std::string& notice : node_->start_notices()) spdlog::warn("revision record: {}", notice);

@@ -2,7 +2,8 @@
 // sockets, the node and the state machine.
 //
 // start() validates the limits (validate_config), opens the node over its
-// log (embedded mode: RocksDB in data_dir, recovered there; cluster mode:
+// log (embedded mode: RocksDB in data_dir, recovered there, built by
+// node::make_embedded_node in node/node_factory.h; cluster mode:
 // joins through cluster::ClusterMember with the log in etcd, as a standby
 // until elected), then binds the listener; run() serves (after an unclean
 // stop, from the moment the start's Reopen is applied: connections accepted
