@@ -20,9 +20,9 @@
 #include "fuzz/fuzz_support.h"
 #include "resp/parser.h"
 #include "resp/writer.h"
-#include "server/args.h"
-#include "server/command_args.h"
-#include "server/command_table.h"
+#include "server/base/args.h"
+#include "server/commands/command_args.h"
+#include "server/commands/command_table.h"
 
 namespace {
 

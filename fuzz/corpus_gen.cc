@@ -20,8 +20,8 @@
 #include "log/etcd_log_format.h"
 #include "log/log_format.h"
 #include "resp/writer.h"
-#include "server/history_store.h"
-#include "server/script_catalog.h"
+#include "server/observability/history_store.h"
+#include "server/commands/script_catalog.h"
 
 namespace {
 

@@ -20,7 +20,7 @@
 
 #include "fuzz/fuzz_support.h"
 #include "log/log_format.h"
-#include "server/history_store.h"
+#include "server/observability/history_store.h"
 
 namespace {
 

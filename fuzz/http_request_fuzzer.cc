@@ -23,7 +23,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_support.h"
-#include "server/http_request.h"
+#include "server/http/http_request.h"
 
 namespace {
 

@@ -21,7 +21,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_support.h"
-#include "server/script_catalog.h"
+#include "server/commands/script_catalog.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 //
 // The node never reads a clock or starts a thread itself: time comes from a
 // Clock, and work that must run on the loop thread is handed to an Executor.
-// Production uses SteadyClock and an eventfd-woken executor (server/loop_executor.h); tests
+// Production uses SteadyClock and an eventfd-woken executor (server/net/loop_executor.h); tests
 // use ManualClock and a queue they drain.
 #pragma once
 

@@ -231,8 +231,10 @@ struct NodeStats {
   Status failure;                       // non-OK once the node stopped taking writes
 };
 
-// Read-only hooks for metrics and the audit history (server/observability.h
-// wires them to server/metrics.h and server/history_store.h). Called on the loop thread; they must not call
+// Read-only hooks for metrics and the audit history
+// (server/observability/observability.h wires them to
+// server/observability/metrics.h and server/observability/history_store.h).
+// Called on the loop thread; they must not call
 // back into the node except its const queries. Either may be empty.
 struct NodeObserver {
   // After each command is applied (own batches and followed entries), before

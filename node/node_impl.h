@@ -1,7 +1,8 @@
 // node/node_impl.h: the Node's private state (not part of the public API).
 //
 // Split by concern: node.cc (public forwarding, open/recovery, log clock),
-// group_commit.cc (proposals, appends, apply, snapshots, shutdown),
+// group_commit.cc (proposals, appends, apply), snapshots.cc (snapshots),
+// node_shutdown.cc (shutdown), node_stats.cc (stats),
 // lease_commit.cc (the `lease` durability mode: apply first, write behind),
 // node_timers.cc (effects -> timers, timer proposals).
 // Thread-safety: loop thread only; log completions, and the bytes of a
@@ -34,7 +35,9 @@ class Node::Impl : public std::enable_shared_from_this<Node::Impl> {
 
   // --- group_commit.cc ---
   void propose(core::Command command, ProposeDone done);
+  // --- node_shutdown.cc ---
   void shutdown(std::function<void()> done);
+  // --- node_stats.cc ---
   NodeStats stats() const;
 
   // --- node_timers.cc ---

@@ -8,10 +8,9 @@
 #include <array>
 #include <csignal>
 
-#include "log/revision_record.h"
-#include "log/rocksdb_log.h"
-#include "server/acl.h"
-#include "server/connection.h"
+#include "node/node_factory.h"
+#include "server/security/acl.h"
+#include "server/net/connection.h"
 
 namespace leasehold::server {
 namespace {
@@ -78,7 +77,7 @@ Server::~Server() {
     close_loop_handles();
     uv_run(&loop_, UV_RUN_DEFAULT);
   }
-  if (obs_) obs_->close();
+  if (http_) http_->close();
   connections_.clear();
   cluster_.reset();
   node_.reset();
@@ -101,11 +100,7 @@ Status Server::start() {
   auto dir_lock = DataDirLock::acquire(config_.data_dir);
   if (!dir_lock) return dir_lock.status();
   data_dir_lock_ = std::move(dir_lock).value();
-  auto users = load_acl(AclFiles{config_.users_file, config_.requirepass_file});
-  if (!users) return users.status();
-  acl_ = std::move(users).value();
-  if (Status st = check_protected_mode(); !st) return st;
-  if (Status st = load_tls(); !st) return st;
+  if (Status st = security_.load(); !st) return st;  // users, protected mode, TLS certificates
   if (uv_loop_init(&loop_) != 0) return Status(ErrorCode::kIoError, "cannot create the event loop");
   loop_initialized_ = true;
   if (Status st = LoopTurnMeter::enable(&loop_); !st) return st;
@@ -113,6 +108,7 @@ Status Server::start() {
   if (!executor) return executor.status();
   executor_ = std::move(executor).value();
   obs_ = std::make_unique<Observability>(*this);
+  http_ = std::make_unique<HttpSide>(*this);
   loop_turns_ = LoopTurnMeter([m = &obs_->metrics()](double seconds) { m->observe_loop_turn(seconds); });
 
   if (config_.cluster.enabled()) {
@@ -124,28 +120,17 @@ Status Server::start() {
     cluster_ = std::move(member).value();
     node_ = cluster_->take_node();
   } else {
-    log::RocksLogOptions log_options;
-    log_options.dir = config_.data_dir;
-    log_options.on_synced_write = [m = &obs_->metrics()](auto d) { m->observe_fsync(d); };
-    log_options.accept_lost_entries = config_.recover_lost_log;
-    auto log = log::open_rocksdb_log(log_options);
-    if (!log) return log.status();
-    spdlog::info("log opened backend=\"{}\"", (*log)->describe());
-    auto loaded = log::load_revision_record(config_.data_dir);
-    if (!loaded) return loaded.status();
-    node::NodeOptions options = config_.node;
-    node::RevisionGuardOptions guard;
-    guard.store = [dir = config_.data_dir](const log::RevisionRecord& r) {
-      return log::store_revision_record(dir, r);
+    node::EmbeddedNodeOptions options;
+    options.data_dir = config_.data_dir;
+    options.node = config_.node;
+    options.recover_lost_log = config_.recover_lost_log;
+    options.revision_floor = config_.revision_floor;
+    options.revision_block = config_.revision_block;
+    options.on_synced_write = [m = &obs_->metrics()](auto d) { m->observe_fsync(d); };
+    options.on_log_opened = [](std::string_view description) {
+      spdlog::info("log opened backend=\"{}\"", description);
     };
-    guard.loaded = std::move(loaded).value();
-    guard.block = config_.revision_block;
-    guard.recover_lost_log = config_.recover_lost_log;
-    guard.revision_floor = config_.revision_floor;
-    guard.max_ttl_fallback_ms = options.limits.max_ttl_ms;
-    guard.lease = options.acknowledge_before_durable;
-    options.revision_guard = std::move(guard);
-    auto node = node::Node::open(std::move(options), std::move(log).value(), clock_, executor_->executor());
+    auto node = node::make_embedded_node(std::move(options), clock_, executor_->executor());
     if (!node) return node.status();
     node_ = std::move(node).value();
     for (const std::string& notice : node_->start_notices()) spdlog::warn("revision record: {}", notice);
@@ -183,6 +168,7 @@ Status Server::start() {
   });
   stop_async_.data = this;
   read_budget_.open(&loop_);
+  delayed_errors_.open(&loop_);
   handles_open_ = true;
 
   uv_prepare_start(&prepare_, [](uv_prepare_t* h) {
@@ -203,7 +189,7 @@ Status Server::start() {
   uv_signal_start(&sighup_, [](uv_signal_t* h, int) { static_cast<Server*>(h->data)->on_sighup(); }, SIGHUP);
   uv_timer_start(&idle_timer_, [](uv_timer_t* h) { static_cast<Server*>(h->data)->sweep_idle(); }, 500, 500);
   if (Status st = listen(); !st) return st;
-  if (Status st = obs_->start_http(&loop_); !st) return st;
+  if (Status st = http_->start(&loop_); !st) return st;
   node_->when_opened([this](const Status& outcome) { on_node_opened(outcome); });
   return Status::ok();
 }
@@ -264,12 +250,12 @@ Status Server::listen() {
                             });
   if (!st) return st;
   spdlog::info("listening address={} data_dir={}", listen_address(), config_.data_dir);
-  if (!tls_ctx_) return Status::ok();
-  st = bind_listener(tls_listener_, tls_listening_, tls_host_, tls_port_, tls_bound_port_, [](uv_stream_t* s, int status) {
+  if (!security_.tls_context()) return Status::ok();
+  st = bind_listener(tls_listener_, tls_listening_, security_.tls_host(), security_.tls_port(), tls_bound_port_, [](uv_stream_t* s, int status) {
     static_cast<Server*>(s->data)->on_new_connection(s, status);
   });
   if (!st) return st;
-  spdlog::info("listening tls_address={}:{}", tls_host_, tls_bound_port_);
+  spdlog::info("listening tls_address={}:{}", security_.tls_host(), tls_bound_port_);
   return Status::ok();
 }
 
@@ -296,7 +282,7 @@ void Server::on_new_connection(uv_stream_t* listener, int status) {
     return;
   }
   const bool tls = listener == reinterpret_cast<uv_stream_t*>(&tls_listener_);
-  auto conn = std::make_shared<Connection>(*this, next_conn_id_++, tls ? tls_ctx_ : nullptr);
+  auto conn = std::make_shared<Connection>(*this, next_conn_id_++, tls ? security_.tls_context() : nullptr);
   uv_tcp_init(&loop_, conn->handle());
   if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(conn->handle())) != 0) {
     connections_.emplace(conn->id(), conn);  // kept until the close callback
@@ -304,7 +290,7 @@ void Server::on_new_connection(uv_stream_t* listener, int status) {
     return;
   }
   uv_tcp_nodelay(conn->handle(), 1);
-  if (!acl_.auth_required()) conn->set_user("default");
+  if (!security_.auth_required()) conn->set_user("default");
   connections_.emplace(conn->id(), conn);
   ++counters_.connections_total;
   if (shutting_down_ || connections_.size() > config_.max_clients) {
@@ -326,11 +312,6 @@ void Server::on_new_connection(uv_stream_t* listener, int status) {
   }
   conn->start(peer_name(conn->handle()));
   spdlog::debug("client connected id={} peer={}", conn->id(), conn->peer());
-}
-
-void Server::alloc_read_buffer(uv_handle_t*, std::size_t, uv_buf_t* buf) {
-  static thread_local std::array<char, 64 * 1024> buffer;
-  *buf = uv_buf_init(buffer.data(), static_cast<unsigned int>(buffer.size()));
 }
 
 std::size_t Server::blocked_client_count() const {
@@ -570,7 +551,7 @@ void Server::close_loop_handles() {
   for (auto& c : all) c->close("server shutdown");
   waits_.clear();
   watchers_.clear();
-  obs_->close();
+  if (http_) http_->close();
   speakers_ = {};
   if (handles_open_) {
     handles_open_ = false;
@@ -583,10 +564,7 @@ void Server::close_loop_handles() {
     uv_close(as_handle(&sigint_), nullptr);
     uv_close(as_handle(&sigterm_), nullptr);
     uv_close(as_handle(&sighup_), nullptr);
-    for (uv_timer_t* t : delayed_) {
-      uv_close(as_handle(t), [](uv_handle_t* h) { delete static_cast<DelayedError*>(h->data); });
-    }
-    delayed_.clear();
+    delayed_errors_.close();
     uv_close(as_handle(&stop_async_), nullptr);
   }
   executor_->close();

@@ -2,7 +2,8 @@
 // sockets, the node and the state machine.
 //
 // start() validates the limits (validate_config), opens the node over its
-// log (embedded mode: RocksDB in data_dir, recovered there; cluster mode:
+// log (embedded mode: RocksDB in data_dir, recovered there, built by
+// node::make_embedded_node in node/node_factory.h; cluster mode:
 // joins through cluster::ClusterMember with the log in etcd, as a standby
 // until elected), then binds the listener; run() serves (after an unclean
 // stop, from the moment the start's Reopen is applied: connections accepted
@@ -48,33 +49,34 @@
 #include "common/incremental_map.h"
 #include "core/reply.h"
 #include "node/node.h"
-#include "server/acl_user.h"
-#include "server/config.h"
+#include "server/security/acl_user.h"
+#include "server/security/security_state.h"
+#include "server/base/config.h"
 #include "server/data_dir_lock.h"
-#include "server/deferred_pumps.h"
-#include "server/read_budget.h"
-#include "server/loop_executor.h"
-#include "server/loop_turn_meter.h"
-#include "server/observability.h"
-#include "server/precise_timer.h"
-#include "server/responder.h"
+#include "server/net/deferred_pumps.h"
+#include "server/net/read_budget.h"
+#include "server/net/loop_executor.h"
+#include "server/observability/loop_turn_meter.h"
+#include "server/observability/observability.h"
+#include "server/http/http_side.h"
+#include "server/net/connection_host.h"
+#include "server/net/delayed_errors.h"
+#include "server/services/server_services.h"
+#include "server/net/precise_timer.h"
+#include "server/net/responder.h"
 #include "server/speaker_ids.h"
-#include "server/tls.h"
+#include "server/net/tls.h"
 
 namespace leasehold::server {
 
 class Connection;
 struct CommandSpec;
 
-struct ServerCounters {
-  std::uint64_t connections_total = 0;
-  std::uint64_t connections_rejected = 0;
-  std::uint64_t commands_total = 0;
-  std::uint64_t reads_total = 0;   // read callbacks that brought bytes
-  std::uint64_t writes_total = 0;  // writes handed to the socket (uv_try_write / uv_write)
-};
-
-class Server {
+// The assembly of the rooms below it (docs/server.md, "Rooms"): it serves
+// its connections (ConnectionHost, server/net/) and offers the command
+// handlers and the HTTP side what they need of it (ServerServices,
+// server/services/).
+class Server final : public ConnectionHost, public ServerServices {
  public:
   explicit Server(ServerConfig config);
   ~Server();
@@ -94,84 +96,89 @@ class Server {
   // Thread-safe and async-signal-unsafe; asks the loop to shut down.
   void request_stop();
 
-  std::uint16_t port() const { return bound_port_; }
+  std::uint16_t port() const override { return bound_port_; }
   std::uint16_t tls_port() const { return tls_bound_port_; }
-  const ServerConfig& config() const { return config_; }
-  node::Node& node() { return *node_; }
+  const ServerConfig& config() const override { return config_; }
+  node::Node& node() override { return *node_; }
   // Cluster mode: the member (its campaign status for INFO); nullptr embedded.
-  const cluster::ClusterMember* cluster() const { return cluster_.get(); }
+  const cluster::ClusterMember* cluster() const override { return cluster_.get(); }
   // How long the event loop's turns kept it busy (loop thread).
-  const LoopTurnMeter::Stats& loop_turns() const { return loop_turns_.stats(); }
-  bool shutting_down() const { return shutting_down_; }
+  const LoopTurnMeter::Stats& loop_turns() const override { return loop_turns_.stats(); }
+  bool shutting_down() const override { return shutting_down_; }
 
   // --- for handlers ---
-  void count_command() { ++counters_.commands_total; }
-  void count_read() { ++counters_.reads_total; }
-  void count_write() { ++counters_.writes_total; }
+  void count_command() override { ++counters_.commands_total; }
+  void count_read() override { ++counters_.reads_total; }
+  void count_write() override { ++counters_.writes_total; }
   // Writes the audit history records buffered so far (HistoryStore::flush).
   // Called before any bytes leave for a client and once per loop turn, so no
   // reply or push precedes the records of the commands it answers.
-  void flush_audit_history();
-  const ServerCounters& counters() const { return counters_; }
-  std::size_t client_count() const { return connections_.size(); }
-  std::size_t blocked_client_count() const;
-  std::size_t parked_wait_count() const { return waits_.size(); }
-  std::chrono::steady_clock::time_point started_at() const { return started_at_; }
-  std::string listen_address() const;
-  // Metrics, audit history and the HTTP listener (server/observability.h).
-  Observability& observability() { return *obs_; }
+  void flush_audit_history() override;
+  const ServerCounters& counters() const override { return counters_; }
+  std::size_t client_count() const override { return connections_.size(); }
+  std::size_t blocked_client_count() const override;
+  std::size_t parked_wait_count() const override { return waits_.size(); }
+  std::chrono::steady_clock::time_point started_at() const override { return started_at_; }
+  std::string listen_address() const override;
+  // Metrics and the audit history (server/observability/observability.h).
+  Observability& observability() override { return *obs_; }
 
   // How much of a loop turn goes to parsing requests, and the connections
-  // waiting for a later turn (server/read_budget.h).
-  ReadBudget& read_budget() { return read_budget_; }
-  const ReadBudget& read_budget() const { return read_budget_; }
+  // waiting for a later turn (server/net/read_budget.h).
+  ReadBudget& read_budget() override { return read_budget_; }
+  const ReadBudget& read_budget() const override { return read_budget_; }
 
-  // Pumps `conn` later in this loop phase (server/deferred_pumps.h), ahead
+  // Pumps `conn` later in this loop phase (server/net/deferred_pumps.h), ahead
   // of the others if `waited` (its blocking request was just answered).
   // False (nothing queued) while the loop's handles are closed: pump it now.
-  bool defer_pump(std::weak_ptr<Connection> conn, bool waited);
+  bool defer_pump(std::weak_ptr<Connection> conn, bool waited) override;
 
   // Parks `reply` until (lock, session)'s wait ends. `conn` is the waiting connection.
   void park_wait(const std::string& lock, core::SessionId session, Responder reply,
-                 const std::shared_ptr<Connection>& conn);
+                 const std::shared_ptr<Connection>& conn) override;
   // The connection gets pushes for `session` (and speaks for it).
-  void watch(core::SessionId session, const std::shared_ptr<Connection>& conn);
+  void watch(core::SessionId session, const std::shared_ptr<Connection>& conn) override;
   // The connection acts for `session` (it opened it, kept it alive or
   // acquired with it). Ends with the session or the connection. O(1): a
   // closing connection does nothing per session it spoke for (its id is
   // never reused, so it just stops matching; ids of closed connections are
   // pruned when another connection speaks for the session, and all of them
   // when the session ends).
-  void speak_for(core::SessionId session, Connection& conn);
+  void speak_for(core::SessionId session, Connection& conn) override;
   // True if the connection watches or speaks for `session`: a LOCK.RELEASE
   // from any other connection is "by another" (the holder gets a `lost`
   // push, reason released-by-other).
-  bool speaks_for(core::SessionId session, const Connection& conn) const;
+  bool speaks_for(core::SessionId session, const Connection& conn) const override;
 
-  // --- security (server/acl.h) ---
-  const AclUsers& acl() const { return acl_; }
+  // --- security (server/security/acl.h) ---
+  const AclUsers& acl() const override { return security_.acl(); }
+  bool auth_required() const override { return security_.auth_required(); }
   // The connection's user in the current table; nullptr when it is not
   // authenticated, or its user was removed or disabled by a reload (the
   // connection is then marked unauthenticated).
-  const AclUser* user_of(Connection& conn);
+  const AclUser* user_of(Connection& conn) override;
   // "" when the connection may run `args` now, else the error to answer.
   std::string check_access(Connection& conn, const CommandSpec& spec, const std::vector<std::string>& args);
   // Re-reads the users and password files; on error keeps the current users.
-  Status reload_acl();
+  Status reload_acl() override;
   // A TLS client presented a verified certificate with subject CN `cn`: the
   // connection becomes that user when it exists and is on.
-  void on_tls_client_certificate(Connection& conn, const std::string& cn);
+  void on_tls_client_certificate(Connection& conn, const std::string& cn) override;
   // Where a standby sends a client to the primary whose (plain) address is
   // `primary`: that address for a plain connection; for a TLS one the TLS
   // address the primary advertised in the election, "" if none.
-  std::string primary_for(const std::string& primary, bool tls) const;
+  std::string primary_for(const std::string& primary, bool tls) const override;
   // Answers `reply` with the error `text` after `delay` (a loop timer).
-  void delay_error(Responder reply, std::string text, std::chrono::milliseconds delay);
+  void delay_error(Responder reply, std::string text, std::chrono::milliseconds delay) override;
 
-  // --- connection glue ---
-  void on_connection_closing(Connection& conn);
-  void forget_connection(std::uint64_t id);
-  static void alloc_read_buffer(uv_handle_t* handle, std::size_t suggested, uv_buf_t* buf);
+  // --- connection glue (ConnectionHost) ---
+  // The command table's verdict on a parsed request (server_commands.cc).
+  RequestKind classify(const std::vector<std::string>& args) override;
+  // check_access, then the read gate or the handler (server_commands.cc).
+  void execute(const std::shared_ptr<Connection>& conn, const CommandSpec& spec, const std::vector<std::string>& args,
+               Responder reply) override;
+  void on_connection_closing(Connection& conn) override;
+  void forget_connection(std::uint64_t id) override;
 
  private:
   using WaitKey = std::pair<std::string, core::SessionId>;
@@ -180,20 +187,10 @@ class Server {
     Responder reply;
   };
 
-  struct DelayedError {
-    uv_timer_t timer;
-    Responder reply;
-    std::string text;
-    Server* server;
-  };
-
   // Initialises `handle` (then sets `initialised`), binds and listens.
   Status bind_listener(uv_tcp_t& handle, bool& initialised, const std::string& host, std::uint16_t port,
                        std::uint16_t& bound_port, uv_connection_cb on_connection);
   Status listen();
-  // Parses --tls-listen and loads the certificates (no-op without TLS).
-  Status load_tls();
-  Status check_protected_mode() const;
   void on_sighup();
   void on_new_connection(uv_stream_t* listener, int status);
   // The start's Reopen is applied (Node::when_opened): starts reading from
@@ -225,10 +222,7 @@ class Server {
   bool listening_ = false;
   uv_tcp_t tls_listener_{};
   bool tls_listening_ = false;
-  std::string tls_host_;
-  std::uint16_t tls_port_ = 0;
   std::uint16_t tls_bound_port_ = 0;
-  std::shared_ptr<TlsContext> tls_ctx_;  // new connections' context (replaced on SIGHUP)
   uv_signal_t sigint_{};
   uv_signal_t sigterm_{};
   uv_signal_t sighup_{};
@@ -247,6 +241,7 @@ class Server {
   node::SteadyClock clock_;
   std::unique_ptr<LoopExecutor> executor_;
   std::unique_ptr<Observability> obs_;  // outlives node_ (the log's fsync hook uses its metrics)
+  std::unique_ptr<HttpSide> http_;      // the operations HTTP listener (--http-listen)
   std::unique_ptr<node::Node> node_;
   std::unique_ptr<cluster::ClusterMember> cluster_;  // cluster mode; destroyed before node_
 
@@ -266,8 +261,8 @@ class Server {
   // grow-by-one-bucket table: millions of sessions opened by a few
   // connections are the common case.
   IncrementalMap<core::SessionId, SpeakerIds> speakers_;
-  AclUsers acl_;
-  std::set<uv_timer_t*> delayed_;  // delay_error timers not yet fired
+  SecurityState security_{config_};  // users, TLS certificates, access checks
+  DelayedErrors delayed_errors_;  // delay_error()
 
   bool shutting_down_ = false;
   std::atomic<bool> stop_requested_{false};

@@ -18,7 +18,7 @@
 
 #include "common/exit_codes.h"
 #include "common/unsafe_test_faults.h"
-#include "server/config.h"
+#include "server/base/config.h"
 #include "server/fd_table_reserve.h"
 #include "server/memory_retention.h"
 #include "server/server.h"

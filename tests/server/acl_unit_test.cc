@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "core/state_machine.h"
-#include "server/acl.h"
-#include "server/command_table.h"
+#include "server/security/acl.h"
+#include "server/commands/command_table.h"
 
 namespace leasehold::server {
 namespace {

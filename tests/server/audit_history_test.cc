@@ -11,9 +11,9 @@
 #include <fstream>
 
 #include "core/state_machine.h"
-#include "server/audit_event.h"
-#include "server/history_store.h"
-#include "server/metrics.h"
+#include "server/observability/audit_event.h"
+#include "server/observability/history_store.h"
+#include "server/observability/metrics.h"
 #include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 

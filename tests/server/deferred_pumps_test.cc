@@ -2,7 +2,7 @@
 // connections whose blocking request was just answered are pumped before
 // the others, each list in the order it was added; what a pump adds runs in
 // a later pass of the same run(); a connection gone by then is skipped.
-#include "server/deferred_pumps.h"
+#include "server/net/deferred_pumps.h"
 
 #include <gtest/gtest.h>
 

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "server/http_api.h"
-#include "server/http_request.h"
-#include "server/http_server.h"
+#include "server/http/http_api.h"
+#include "server/http/http_request.h"
+#include "server/http/http_server.h"
 
 namespace leasehold::server {
 namespace {

@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "server/http_server.h"
+#include "server/http/http_server.h"
 #include "tests/support/eventually.h"
 
 namespace leasehold::server {

@@ -4,7 +4,7 @@
 // call after the executor is gone. Posts from the loop thread itself write
 // no eventfd, run without waiting for I/O, keep their order and are dropped
 // by close() too.
-#include "server/loop_executor.h"
+#include "server/net/loop_executor.h"
 
 #include <gtest/gtest.h>
 #include <uv.h>

@@ -5,7 +5,7 @@
 // is blocked, and one that spins on a core another thread takes from it is
 // a long turn that is preempted; neither is on CPU. The thread's usage is
 // read at most once a millisecond, however fast the loop turns.
-#include "server/loop_turn_meter.h"
+#include "server/observability/loop_turn_meter.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>

@@ -4,7 +4,7 @@
 // `rate:1.005` clock), which scales a relative timerfd value by 1/rate: a
 // 1 ns delay became 0, which disarms a timerfd, and a node whose next timer
 // was already due never ran a timer again (sessions outlived their TTL).
-#include "server/precise_timer.h"
+#include "server/net/precise_timer.h"
 
 #include <gtest/gtest.h>
 #include <uv.h>

@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "common/sha1.h"
-#include "server/config_get.h"
-#include "server/script_catalog.h"
+#include "server/commands/config_get.h"
+#include "server/commands/script_catalog.h"
 
 namespace leasehold::server {
 namespace {

@@ -1,9 +1,9 @@
 // In-process checks of the command table and helpers (no sockets).
 #include <gtest/gtest.h>
 
-#include "server/args.h"
-#include "server/command_table.h"
-#include "server/config.h"
+#include "server/base/args.h"
+#include "server/commands/command_table.h"
+#include "server/base/config.h"
 
 namespace leasehold::server {
 namespace {

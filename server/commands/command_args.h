@@ -1,0 +1,42 @@
+// server/commands/command_args.h: the argument parsing of the write commands, as pure
+// functions from the request's words to the core command the handler
+// proposes. The handlers (commands_*.cc) call these, and so does
+// fuzz/command_args_fuzzer.cc, which needs no live server.
+//
+// `args[0]` is the command name; the caller has checked the arity against
+// the command table. Errors: kInvalidArgument whose message is the wire
+// error without its "ERR " prefix (server/base/args.h error_text() adds it), e.g.
+// "session is not an integer or out of range" or "syntax error: ...".
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/command.h"
+#include "leasehold/status.h"
+
+namespace leasehold::server {
+
+using Args = std::vector<std::string>;
+
+Result<core::Command> parse_session_open(const Args& args);    // SESSION.OPEN ttl_ms [OWNER label]
+Result<core::Command> parse_lock_acquire(const Args& args);    // LOCK.ACQUIRE name session [options]
+Result<core::Command> parse_lock_release(const Args& args);    // LOCK.RELEASE name session token [SEQ n]
+Result<core::Command> parse_fence_put(const Args& args);       // FENCE.PUT key value lock token
+
+struct CompatSetArgs {
+  core::Command command;    // a CompatSet
+  bool want_token = false;  // TOKEN: reply with the grant's token instead of +OK
+};
+Result<CompatSetArgs> parse_compat_set(const Args& args);      // SET key value [options]
+
+// The parser of a write command that maps to exactly one core command (the
+// five above, and SESSION.CLOSE / SESSION.KILL / LOCK.REVOKE / LOCK.CANCEL /
+// DELIFEQ), by upper-case name; nullptr for any other command.
+using WriteParser = Result<core::Command> (*)(const Args& args);
+WriteParser find_write_parser(std::string_view upper_name);
+
+}  // namespace leasehold::server
