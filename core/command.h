@@ -31,7 +31,7 @@ struct OpenSession {
   std::string owner;         // free-form label, <= limits.max_owner_bytes
   // The authenticated user that opened it ("" when authentication is off),
   // <= limits.max_owner_bytes. Only that user (or an admin) may use the
-  // session (server/acl.h); recorded here so standbys and restarts agree.
+  // session (server/security/acl.h); recorded here so standbys and restarts agree.
   // Encoded only when non-empty (older logs decode with user "").
   std::string user = {};
 };

@@ -1,6 +1,6 @@
 // fuzz/command_args_fuzzer.cc: libFuzzer target for command argument
-// parsing through the command table (server/command_table.h) and the write
-// commands' argument parsers (server/command_args.h), without a live server.
+// parsing through the command table (server/commands/command_table.h) and the write
+// commands' argument parsers (server/commands/command_args.h), without a live server.
 //
 // Input: byte 0 bit 0 picks RESP3 (else RESP2) for the replies the table
 // writes; the rest is a request stream, parsed as a connection parses it

@@ -4,7 +4,7 @@
 // log::encode_entry_value, snapshots from a StateMachine that ran a real
 // command sequence, and etcd log entries, keys and snapshot chunks from
 // log/etcd_log_format.h, HTTP requests like the operations listener's
-// clients send, and the Lua scripts of server/script_catalog.h. Each file starts with the control byte that the
+// clients send, and the Lua scripts of server/commands/script_catalog.h. Each file starts with the control byte that the
 // target's header comment describes.
 //   fuzz_corpus_gen <fuzz dir>     (make fuzz-corpus)
 #include <cstdio>

@@ -1,5 +1,5 @@
 // fuzz/history_file_fuzzer.cc: libFuzzer target for the audit history's
-// segment files (server/history_store.h, parse_history_segment).
+// segment files (server/observability/history_store.h, parse_history_segment).
 //
 // Input: byte 0 bit 0 set: the rest is a history file as found on disk.
 // Clear: the rest is [u8 records][u8 kind][u16 LE lock length, lock]... then

@@ -1,5 +1,5 @@
 // fuzz/http_request_fuzzer.cc: libFuzzer target for the operations
-// listener's HTTP/1.1 request parser (server/http_request.h) and its
+// listener's HTTP/1.1 request parser (server/http/http_request.h) and its
 // percent-encoding helpers: the bytes any client of --http-listen can send.
 //
 // Input: byte 0 picks tight limits (bit 0: 64 header bytes, 2 headers) and

@@ -1,5 +1,5 @@
 // fuzz/script_catalog_fuzzer.cc: libFuzzer target for the Lua script
-// recogniser (server/script_catalog.h): EVAL / SCRIPT LOAD hand it any text
+// recogniser (server/commands/script_catalog.h): EVAL / SCRIPT LOAD hand it any text
 // a client sends.
 //
 // Input: byte 0 picks the text: bit 0 clear = the rest as is; bit 0 set =

@@ -55,7 +55,7 @@ struct RocksLogOptions {
   std::string dir;                              // created if missing
   std::size_t max_entry_bytes = 64u << 20;      // larger appends: kLimitExceeded
   // Called on the log's thread after each synced append write with its
-  // duration (metrics: server/metrics.h). Must be thread-safe; may be empty.
+  // duration (metrics: server/observability/metrics.h). Must be thread-safe; may be empty.
   std::function<void(std::chrono::steady_clock::duration)> on_synced_write{};
   // Size of the journal when open() creates it (an existing one keeps its
   // size). Each append takes at least one 4 KiB block; when the journal is

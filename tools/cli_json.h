@@ -5,7 +5,7 @@
 // that is valid UTF-8 is written as it is. One that is not is written with
 // each invalid byte replaced by U+FFFD, and beside it "<key>_b64" (standard
 // base64 of the exact bytes) and "<key>_binary": true — the convention of the
-// HTTP API (server/http_api.h). So `name` is always a printable string and
+// HTTP API (server/http/http_api.h). So `name` is always a printable string and
 // `name_b64`, when present, gives back the exact name.
 // Thread-safety: pure functions.
 #pragma once

@@ -83,7 +83,7 @@ struct PhaseRow {
   double queueing_floor_ms = -1;
   // The turns over 10 ms with at most 10 ms of CPU time, by why the loop
   // thread was off the CPU (INFO loop_turns_over_10ms_blocked and
-  // _preempted during the phase; server/loop_turn_meter.h): it slept, or it
+  // _preempted during the phase; server/observability/loop_turn_meter.h): it slept, or it
   // waited for a core. -1 when not read.
   std::int64_t server_blocked_turns = -1;
   std::int64_t server_preempted_turns = -1;

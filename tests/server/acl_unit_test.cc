@@ -1,5 +1,5 @@
 // Unit tests: the users-file parser, passwords, key patterns, and the access
-// decision (server/acl.h) over a real state machine; every command in the
+// decision (server/security/acl.h) over a real state machine; every command in the
 // table declares its ACL category.
 #include <gtest/gtest.h>
 

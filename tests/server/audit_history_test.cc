@@ -1,6 +1,6 @@
 // The audit history's parts without a process: EventDeriver over a real
-// StateMachine (server/audit_event.h), HistoryStore durability, torn tails
-// and retention (server/history_store.h), and the metrics text (server/metrics.h).
+// StateMachine (server/observability/audit_event.h), HistoryStore durability, torn tails
+// and retention (server/observability/history_store.h), and the metrics text (server/observability/metrics.h).
 #include <gtest/gtest.h>
 
 #include <unistd.h>

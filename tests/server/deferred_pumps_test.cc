@@ -1,4 +1,4 @@
-// The deferred pumps' order (server/deferred_pumps.h): within a pass,
+// The deferred pumps' order (server/net/deferred_pumps.h): within a pass,
 // connections whose blocking request was just answered are pumped before
 // the others, each list in the order it was added; what a pump adds runs in
 // a later pass of the same run(); a connection gone by then is skipped.

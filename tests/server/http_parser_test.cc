@@ -1,5 +1,5 @@
 // The operations listener's HTTP request parser and JSON helpers
-// (server/http_request.h, server/http_api.h): limits, every error status,
+// (server/http/http_request.h, server/http/http_api.h): limits, every error status,
 // and input split at every byte.
 #include <gtest/gtest.h>
 

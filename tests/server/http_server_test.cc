@@ -1,4 +1,4 @@
-// The operations HTTP listener's connection limits (server/http_server.h),
+// The operations HTTP listener's connection limits (server/http/http_server.h),
 // in process: an HttpServer on its own libuv loop thread with a short
 // request timeout, spoken to by a raw loopback socket.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// tests/server/loop_executor_test.cc: server/loop_executor.h runs every task
+// tests/server/loop_executor_test.cc: server/net/loop_executor.h runs every task
 // posted from any thread exactly once, on the loop thread, in each poster's
 // order; drops posts after close(); and its executor function stays safe to
 // call after the executor is gone. Posts from the loop thread itself write

@@ -1,4 +1,4 @@
-// server/loop_turn_meter.h on a real libuv loop: a timer callback that keeps
+// server/observability/loop_turn_meter.h on a real libuv loop: a timer callback that keeps
 // the loop busy for 30 ms shows up as a turn of at least 30 ms; time spent
 // waiting in poll does not count. A callback that burns 30 ms of its own
 // CPU time is a turn on CPU; one that sleeps for 30 ms is a long turn that

@@ -25,7 +25,7 @@ std::string command(std::initializer_list<std::string_view> args) {
 }
 
 // Each test runs with the default read budget and with a 1 us one
-// (server/read_budget.h: nearly every request then waits for a later turn).
+// (server/net/read_budget.h: nearly every request then waits for a later turn).
 class PipelineSplit : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override { ASSERT_TRUE(server_.start(dir_.file("data"), {"--read-budget-us", GetParam()})); }
@@ -159,7 +159,7 @@ long long clients_number(RespClient& c, const std::string& key) {
 TEST_P(PipelineSplit, RepliesOfOneCommitGoOutInOneWritePerConnection) {
   // 500 pipelined SESSION.OPENs are answered by a few group commits. Each
   // commit's replies used to be written one write(2) each (~500 writes);
-  // now the connection is pumped once per loop phase (server/deferred_pumps.h).
+  // now the connection is pumped once per loop phase (server/net/deferred_pumps.h).
   RespClient c = client(), admin = client();
   std::string pipeline;
   constexpr int kOpens = 500;

@@ -1,4 +1,4 @@
-// tests/server/precise_timer_test.cc: server/precise_timer.h fires for every
+// tests/server/precise_timer_test.cc: server/net/precise_timer.h fires for every
 // delay, including one already past. ctest runs it twice: plainly, and under
 // libfaketime's rate mode (FAKETIME="+0 x1.005", as the torture suite's
 // `rate:1.005` clock), which scales a relative timerfd value by 1/rate: a

@@ -1,4 +1,4 @@
-// The loop's read budget (server/read_budget.h): a turn parses requests for
+// The loop's read budget (server/net/read_budget.h): a turn parses requests for
 // --read-budget-us of busy time, and connections read after that wait, with
 // their bytes, for a later turn in arrival order. With a 1 us budget nearly
 // every request waits at least once; nothing may be lost, reordered or

@@ -21,7 +21,7 @@ def r(server: Proc) -> "redis.Redis[bytes]":
 
 
 def test_redis_py_sends_the_catalogued_scripts() -> None:
-    # The SHA1s leasehold knows (server/script_catalog.cc) are the ones this redis-py computes.
+    # The SHA1s leasehold knows (server/commands/script_catalog.cc) are the ones this redis-py computes.
     shas = {hashlib.sha1(s.encode()).hexdigest() for s in
             (Lock.LUA_RELEASE_SCRIPT, Lock.LUA_EXTEND_SCRIPT, Lock.LUA_REACQUIRE_SCRIPT)}
     assert shas == {"c3f8721cbb97f72bc19e972846bd7aaf91901658", "a4e8783852e6b949f9ef3a97212805108459a890",
