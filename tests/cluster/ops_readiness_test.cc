@@ -8,9 +8,9 @@
 
 #include <thread>
 
-#include "tests/etcd/etcd_cluster.h"
-#include "tests/support/server_process.h"
-#include "tests/support/http_client.h"
+#include "testkit/etcd_cluster.h"
+#include "testkit/server_process.h"
+#include "testkit/http_client.h"
 
 namespace leasehold::testing {
 namespace {

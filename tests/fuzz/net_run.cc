@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tests/fuzz/net_frames.h"
-#include "tests/support/server_process.h"
+#include "testkit/server_process.h"
 
 namespace leasehold::testing {
 namespace {

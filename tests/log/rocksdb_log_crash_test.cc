@@ -22,8 +22,8 @@
 
 #include "log/rocksdb_log.h"
 #include "tests/log/log_test_util.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/subprocess.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::log {
 namespace {

@@ -19,7 +19,7 @@
 
 #include "core/command.h"
 #include "node/node.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::node::testing {
 

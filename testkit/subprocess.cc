@@ -1,4 +1,4 @@
-#include "tests/support/subprocess.h"
+#include "testkit/subprocess.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "tests/support/resp_client.h"
+#include "testkit/resp_client.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

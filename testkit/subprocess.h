@@ -1,4 +1,4 @@
-// tests/support/subprocess.h: spawning and controlling real processes in tests.
+// testkit/subprocess.h: spawning and controlling real processes in tests.
 //
 // Subprocess owns a child started with fork/exec. Its destructor sends
 // SIGKILL to the child and to its process group (also when stopped) and

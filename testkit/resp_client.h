@@ -1,4 +1,4 @@
-// tests/support/resp_client.h: a small synchronous RESP client for tests,
+// testkit/resp_client.h: a small synchronous RESP client for tests,
 // built on the resp/ codec. Blocking socket to 127.0.0.1, every read bounded
 // by a timeout.
 //
