@@ -1,13 +1,17 @@
 # leasehold: the two-command quick start.
 #   make run      installs what building and running need (scripts/install-deps.sh run),
 #                 builds the leasehold binary, starts a single-node server (data in ./data)
+#   make check    the fast tier, for the edit loop: builds only what the tests labelled
+#                 `check` need (release) and runs them (docs/testing.md)
 #   make test     installs also the test-only packages (install-deps.sh test), builds
 #                 (release, ASan+UBSan and the clang libFuzzer targets), runs every test
-#                 and a short run of every fuzzer
+#                 in the release build, the ASan+UBSan tier (all but the tests labelled
+#                 `long` or `no_asan`) and a short run of every fuzzer
+#   make test-long  the tests labelled `long` (cluster, torture...) under ASan+UBSan
 #   make package  builds the Debian package $(BUILD)/leasehold_<version>_<arch>.deb (docs/install.md)
 #   make fuzz     runs every fuzzer long (FUZZ_SECONDS each; docs/fuzzing.md)
 #   make torture RUNS=N  N long fault-injection runs, folded into docs/RELIABILITY.md (docs/torture.md)
-.PHONY: all deps deps-test build build-run build-asan build-fuzz run package test test-release test-asan test-fuzz fuzz fuzz-corpus bench torture clean
+.PHONY: all deps deps-test build build-run build-asan build-fuzz run package check test test-release test-asan test-long test-fuzz fuzz fuzz-corpus bench torture clean
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -55,8 +59,11 @@ build-run: deps
 	  -DLEASEHOLD_BUILD_TESTS=OFF -DLEASEHOLD_BUILD_BENCH=OFF >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) --target leasehold leasehold_extras
 
+# The whole ASan+UBSan build (the long tests and the benchmarks included).
+ASAN_CMAKE = -S . -B $(BUILD_ASAN) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Debug -DLEASEHOLD_SANITIZE=ON
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 build-asan: deps-test
-	@cmake -S . -B $(BUILD_ASAN) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Debug -DLEASEHOLD_SANITIZE=ON >/dev/null
+	@cmake $(ASAN_CMAKE) -DLEASEHOLD_LONG_TESTS=ON -DLEASEHOLD_BUILD_BENCH=ON >/dev/null
 	@cmake --build $(BUILD_ASAN) -j $(JOBS)
 
 # The libFuzzer targets need clang (Debian's clang 14); only fuzz/ is built.
@@ -73,12 +80,31 @@ run: build-run
 package: build-run
 	cd $(BUILD) && cpack -G DEB
 
+# The fast tier (docs/testing.md): in $(BUILD), only the targets that the
+# tests labelled `check` need (target check_tests), then those tests. An
+# existing $(BUILD) with the tests is not configured again (ninja does that
+# when a CMakeLists.txt changed).
+check: deps-test
+	@grep -qs '^LEASEHOLD_BUILD_TESTS:BOOL=ON' $(BUILD)/CMakeCache.txt || \
+	  cmake -S . -B $(BUILD) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DLEASEHOLD_BUILD_TESTS=ON -DLEASEHOLD_BUILD_BENCH=ON >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target check_tests
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L '^check$$'
+
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
-test-asan: build-asan
-	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --output-on-failure -j $(JOBS) --timeout 900 -LE no_asan
+# The ASan+UBSan tier of `make test`: built without the tests labelled long
+# (-DLEASEHOLD_LONG_TESTS=OFF: their sources are not even compiled) and
+# without the benchmarks, which only long tests use.
+test-asan: deps-test
+	@cmake $(ASAN_CMAKE) -DLEASEHOLD_LONG_TESTS=OFF -DLEASEHOLD_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(BUILD_ASAN) -j $(JOBS)
+	cd $(BUILD_ASAN) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 900 -LE '^(no_asan|long)$$'
+
+# What leaves `make test` under ASan+UBSan: the tests labelled long.
+test-long: build-asan
+	cd $(BUILD_ASAN) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 900 -L '^long$$' -LE '^no_asan$$'
 
 # A short run (LEASEHOLD_FUZZ_SECONDS, 8 s) of each libFuzzer target over its seed corpus.
 test-fuzz: build-fuzz

@@ -1,6 +1,6 @@
 // common/child_exec.h: the parts of fork/exec that every process launcher
 // of the project shares (demo/child_process, `leasehold lock -- CMD`,
-// tests/support/subprocess).
+// testkit/subprocess).
 //
 // ExecPlan: argv and the environment (the parent's, with `overrides`
 // replacing or adding variables), built BEFORE fork, so that the child only

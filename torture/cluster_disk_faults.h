@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/cluster/cluster_fixture.h"
+#include "testkit/cluster_fixture.h"
 #include "torture/disk_faults.h"
 #include "torture/nemesis.h"
 #include "torture/run.h"

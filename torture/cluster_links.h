@@ -6,7 +6,7 @@
 //     standbys' redirects go through it;
 //   - the node's link to etcd: one proxy per (node, etcd member), forwarding
 //     to the member's client port; the node's --etcd names its proxies.
-// node_setup() is the fixture's per-node hook (tests/cluster/cluster_fixture.h):
+// node_setup() is the fixture's per-node hook (testkit/cluster_fixture.h):
 // it makes the node's proxies on its first start and sets its --etcd, its
 // environment and its --advertise. A proxy that cannot start leaves that
 // node without it: complete() tells.
@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "tests/cluster/cluster_fixture.h"
+#include "testkit/cluster_fixture.h"
 #include "torture/faults/fault_proxy.h"
 
 namespace leasehold::torture {

@@ -1,5 +1,5 @@
 // torture/cluster_target.cc: the cluster-mode Target (target.h): three
-// leasehold nodes on a 1- or 3-member etcd (tests/cluster/cluster_fixture.h,
+// leasehold nodes on a 1- or 3-member etcd (testkit/cluster_fixture.h,
 // etcd lease TTL 2 s), every node under the run's server environment (the
 // clock modes: libfaketime).
 //
@@ -37,8 +37,8 @@
 #include <random>
 #include <vector>
 
-#include "tests/cluster/cluster_fixture.h"
-#include "tests/support/eventually.h"
+#include "testkit/cluster_fixture.h"
+#include "testkit/eventually.h"
 #include "torture/cluster_disk_faults.h"
 #include "torture/cluster_links.h"
 #include "torture/etcd_disk_faults.h"

@@ -3,8 +3,8 @@
 
 #include <cstdio>
 
-#include "tests/etcd/etcd_cluster.h"
-#include "tests/support/eventually.h"
+#include "testkit/etcd_cluster.h"
+#include "testkit/eventually.h"
 #include "torture/faults/fault_fs_mounts.h"
 #include "torture/target.h"
 

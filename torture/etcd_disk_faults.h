@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "leasehold/status.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 #include "torture/faults/fault_fs_process.h"
 #include "torture/nemesis.h"
 #include "torture/run.h"

@@ -40,7 +40,7 @@
 #include "torture/run_summary.h"
 #include "torture/totals_file.h"
 #include "torture/worker.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 
 namespace {
 
@@ -347,7 +347,7 @@ int run_main(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  // The server binary is found through LEASEHOLD_BUILD_DIR (tests/support):
+  // The server binary is found through LEASEHOLD_BUILD_DIR (testkit/):
   // default to the build directory this binary sits in (build/torture/..).
   if (std::getenv("LEASEHOLD_BUILD_DIR") == nullptr) {
     const auto dir = std::filesystem::path(self_exe()).parent_path().parent_path();

@@ -13,9 +13,9 @@
 #include <string>
 #include <thread>
 
-#include "tests/support/eventually.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/eventually.h"
+#include "testkit/subprocess.h"
+#include "testkit/temp_dir.h"
 #include "torture/final_checks.h"
 #include "torture/history_check.h"
 #include "torture/nemesis.h"

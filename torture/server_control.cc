@@ -1,9 +1,9 @@
 // torture/server_control.cc: see server_control.h.
 #include "torture/server_control.h"
 
-#include "tests/support/eventually.h"
-#include "tests/support/net.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/eventually.h"
+#include "testkit/net.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::torture {
 

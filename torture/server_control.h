@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "leasehold/status.h"
-#include "tests/support/subprocess.h"
+#include "testkit/subprocess.h"
 
 namespace leasehold::torture {
 

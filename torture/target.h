@@ -12,7 +12,7 @@
 // Errors: kUnavailable when it does not start or recover in time;
 // kInvalidArgument for an unknown mode.
 // Thread-safety: one owner thread. Every process it starts dies with the
-// harness (tests/support/subprocess.h).
+// harness (testkit/subprocess.h).
 #pragma once
 
 #include <functional>

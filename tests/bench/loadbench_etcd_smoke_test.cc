@@ -11,7 +11,7 @@
 
 #include "bench/load/load_runner.h"
 #include "etcd/client.h"
-#include "tests/etcd/etcd_cluster.h"
+#include "testkit/etcd_cluster.h"
 
 namespace leasehold::testing {
 namespace {

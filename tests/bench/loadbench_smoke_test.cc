@@ -12,11 +12,11 @@
 #include "bench/load/lock_clients.h"
 #include "bench/load/load_runner.h"
 #include "tests/bench/private_server.h"
-#include "tests/support/net.h"
-#include "tests/support/resp_client.h"
-#include "tests/support/server_process.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/net.h"
+#include "testkit/resp_client.h"
+#include "testkit/server_process.h"
+#include "testkit/subprocess.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::testing {
 namespace {

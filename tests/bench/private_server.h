@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "bench/load/load_runner.h"
-#include "tests/support/net.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/net.h"
+#include "testkit/subprocess.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::testing {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/subprocess.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::testing {
 namespace {

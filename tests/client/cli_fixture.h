@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/server_process.h"
-#include "tests/support/eventually.h"
+#include "testkit/server_process.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::testing {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "tests/client/cli_fixture.h"
-#include "tests/support/resp_client.h"
+#include "testkit/resp_client.h"
 
 namespace leasehold::testing {
 namespace {

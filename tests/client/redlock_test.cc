@@ -7,7 +7,7 @@
 
 #include "leasehold/redlock.h"
 #include "tests/bench/private_server.h"
-#include "tests/support/server_process.h"
+#include "testkit/server_process.h"
 
 namespace leasehold::testing {
 namespace {

@@ -13,8 +13,8 @@
 #include "leasehold/election.h"
 #include "leasehold/lock_guard.h"
 #include "leasehold/session.h"
-#include "tests/support/server_process.h"
-#include "tests/support/eventually.h"
+#include "testkit/server_process.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::client {
 namespace {

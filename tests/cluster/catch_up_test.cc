@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "tests/cluster/cluster_fixture.h"
+#include "testkit/cluster_fixture.h"
 
 namespace leasehold::testing {
 namespace {

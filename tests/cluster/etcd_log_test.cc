@@ -13,9 +13,9 @@
 #include "etcd/keepalive.h"
 #include "log/etcd_log.h"
 #include "log/log_format.h"
-#include "tests/etcd/etcd_cluster.h"
-#include "tests/support/eventually.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/etcd_cluster.h"
+#include "testkit/eventually.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::log {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <fstream>
 
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::cluster {
 namespace {

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "leasehold/client.h"
-#include "tests/cluster/cluster_fixture.h"
-#include "tests/support/eventually.h"
+#include "testkit/cluster_fixture.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::testing {
 namespace {

@@ -8,10 +8,10 @@
 
 #include <thread>
 
-#include "tests/etcd/etcd_cluster.h"
-#include "tests/support/server_process.h"
-#include "tests/support/http_client.h"
-#include "tests/support/eventually.h"
+#include "testkit/etcd_cluster.h"
+#include "testkit/server_process.h"
+#include "testkit/http_client.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::testing {
 namespace {

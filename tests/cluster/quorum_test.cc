@@ -8,8 +8,8 @@
 #include <iterator>
 #include <thread>
 
-#include "tests/cluster/cluster_fixture.h"
-#include "tests/support/eventually.h"
+#include "testkit/cluster_fixture.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::testing {
 namespace {

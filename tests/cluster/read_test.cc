@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "tests/cluster/cluster_fixture.h"
+#include "testkit/cluster_fixture.h"
 
 namespace leasehold::testing {
 namespace {

@@ -18,7 +18,7 @@
 #include <csignal>
 
 #include "common/exit_codes.h"
-#include "tests/cluster/cluster_fixture.h"
+#include "testkit/cluster_fixture.h"
 #include "tests/server/tls_certs.h"
 
 namespace leasehold::testing {

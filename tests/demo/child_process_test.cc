@@ -4,7 +4,7 @@
 #include <signal.h>
 
 #include "demo/child_process.h"
-#include "tests/support/eventually.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::demo {
 namespace {

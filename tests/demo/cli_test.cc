@@ -7,9 +7,9 @@
 #include <cstdio>
 
 #include "tests/fence/pg_test_support.h"
-#include "tests/support/net.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/net.h"
+#include "testkit/subprocess.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::demo {
 namespace {

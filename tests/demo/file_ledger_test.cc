@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "demo/ledger.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::demo {
 namespace {

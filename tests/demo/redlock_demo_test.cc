@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "demo/redlock_demo.h"
-#include "tests/support/net.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/net.h"
+#include "testkit/subprocess.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::demo {
 namespace {

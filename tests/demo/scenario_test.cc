@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "demo/pause_demo.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::demo {
 namespace {

@@ -21,8 +21,8 @@
 #include "etcd/client.h"
 #include "etcd/keepalive.h"
 #include "etcd/watcher.h"
-#include "tests/etcd/etcd_cluster.h"
-#include "tests/support/eventually.h"
+#include "testkit/etcd_cluster.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::etcd {
 namespace {

@@ -9,8 +9,8 @@
 #include "etcd/election.h"
 #include "etcd/keepalive.h"
 #include "etcd/mutex.h"
-#include "tests/etcd/etcd_cluster.h"
-#include "tests/support/eventually.h"
+#include "testkit/etcd_cluster.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::etcd {
 namespace {

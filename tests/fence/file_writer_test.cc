@@ -15,7 +15,7 @@
 #include "leasehold/fence_file.h"
 #include "tests/fence/history_check.h"
 #include "tests/fence/temp_dir.h"
-#include "tests/support/eventually.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::fence {
 namespace {

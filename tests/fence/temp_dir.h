@@ -1,5 +1,5 @@
 // tests/fence/temp_dir.h: the shared test temp dir and file reader
-// (tests/support/temp_dir.h) under the names the fence tests use, and a
+// (testkit/temp_dir.h) under the names the fence tests use, and a
 // clock reading shared by threads and processes.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::fence::testing {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "tests/fuzz/net_frames.h"
-#include "tests/support/eventually.h"
-#include "tests/support/server_process.h"
+#include "testkit/eventually.h"
+#include "testkit/server_process.h"
 
 namespace leasehold::testing {
 namespace {

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "log/revision_record.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::log {
 namespace {

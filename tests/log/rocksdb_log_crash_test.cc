@@ -22,9 +22,9 @@
 
 #include "log/rocksdb_log.h"
 #include "tests/log/log_test_util.h"
-#include "tests/support/eventually.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/eventually.h"
+#include "testkit/subprocess.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::log {
 namespace {

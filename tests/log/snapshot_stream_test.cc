@@ -13,7 +13,7 @@
 #include "log/rocksdb_log.h"
 #include "log/snapshot_file.h"
 #include "tests/log/log_test_util.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::log {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "log/rocksdb_log.h"
 #include "node/revision_guard.h"
-#include "tests/support/eventually.h"
+#include "testkit/eventually.h"
 #include "tests/node/node_test_util.h"
 
 namespace leasehold::node {

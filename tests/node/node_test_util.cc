@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "log/rocksdb_log.h"
-#include "tests/support/eventually.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::node::testing {
 

@@ -19,7 +19,7 @@
 
 #include "core/command.h"
 #include "node/node.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::node::testing {
 
@@ -27,7 +27,7 @@ class TestExecutor {
  public:
   Executor executor();
   // Runs posted tasks until pred() holds or scaled(timeout) passes
-  // (tests/support/eventually.h); returns pred().
+  // (testkit/eventually.h); returns pred().
   bool run_until(const std::function<bool()>& pred,
                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Runs posted tasks for `duration` (to show something does NOT happen).

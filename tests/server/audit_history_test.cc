@@ -14,8 +14,8 @@
 #include "server/observability/audit_event.h"
 #include "server/observability/history_store.h"
 #include "server/observability/metrics.h"
-#include "tests/support/eventually.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/eventually.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::server {
 namespace {

@@ -5,8 +5,8 @@
 #include <thread>
 
 #include "resp/writer.h"
-#include "tests/support/server_process.h"
-#include "tests/support/eventually.h"
+#include "testkit/server_process.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::testing {
 namespace {

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <thread>
 
-#include "tests/support/server_process.h"
-#include "tests/support/eventually.h"
+#include "testkit/server_process.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::testing {
 namespace {

@@ -10,7 +10,7 @@
 #include <random>
 #include <thread>
 
-#include "tests/support/server_process.h"
+#include "testkit/server_process.h"
 
 namespace leasehold::testing {
 namespace {

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "log/revision_record.h"
-#include "tests/support/server_process.h"
+#include "testkit/server_process.h"
 
 namespace leasehold::testing {
 namespace {

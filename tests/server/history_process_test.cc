@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "tests/support/server_process.h"
-#include "tests/support/http_client.h"
+#include "testkit/server_process.h"
+#include "testkit/http_client.h"
 
 namespace leasehold::testing {
 namespace {

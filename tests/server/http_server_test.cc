@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "server/http/http_server.h"
-#include "tests/support/eventually.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::server {
 namespace {

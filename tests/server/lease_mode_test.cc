@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/support/server_process.h"
-#include "tests/support/http_client.h"
-#include "tests/support/eventually.h"
+#include "testkit/server_process.h"
+#include "testkit/http_client.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::testing {
 namespace {

@@ -23,7 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "tests/support/eventually.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::server {
 namespace {

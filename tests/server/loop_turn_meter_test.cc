@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/eventually.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::server {
 namespace {

@@ -2,7 +2,7 @@
 // endpoint, the HTTP error statuses, metrics that follow real traffic, and
 // locks and sessions as JSON (the audit history and its survival across a
 // kill -9 restart: history_process_test.cc). HTTP is spoken by a raw
-// loopback socket (tests/support/http_client.h) and by curl.
+// loopback socket (testkit/http_client.h) and by curl.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -11,9 +11,9 @@
 #include <sstream>
 #include <thread>
 
-#include "tests/support/server_process.h"
-#include "tests/support/http_client.h"
-#include "tests/support/eventually.h"
+#include "testkit/server_process.h"
+#include "testkit/http_client.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::testing {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "resp/parser.h"
 #include "resp/writer.h"
-#include "tests/support/server_process.h"
+#include "testkit/server_process.h"
 
 namespace leasehold::testing {
 namespace {

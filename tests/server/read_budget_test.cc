@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "resp/writer.h"
-#include "tests/support/server_process.h"
-#include "tests/support/eventually.h"
+#include "testkit/server_process.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::testing {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "tests/support/server_process.h"
+#include "testkit/server_process.h"
 
 namespace leasehold::testing {
 namespace {

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "tests/server/security_fixture.h"
-#include "tests/support/eventually.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::testing {
 namespace {

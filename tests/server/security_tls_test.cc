@@ -11,7 +11,7 @@
 
 #include "tests/server/security_fixture.h"
 #include "tests/server/tls_certs.h"
-#include "tests/support/eventually.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::testing {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "tests/server/security_fixture.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::testing {
 

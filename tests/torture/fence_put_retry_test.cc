@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "leasehold/client.h"
-#include "tests/support/server_process.h"
-#include "tests/support/eventually.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/server_process.h"
+#include "testkit/eventually.h"
+#include "testkit/temp_dir.h"
 #include "torture/faults/fault_proxy.h"
 
 namespace leasehold::testing {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 #include "tests/torture/history_builder.h"
 #include "torture/history_check.h"
 #include "torture/run.h"

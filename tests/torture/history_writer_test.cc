@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 #include "torture/history.h"
 
 namespace leasehold::torture {

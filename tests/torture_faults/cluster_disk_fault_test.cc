@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/cluster/cluster_fixture.h"
-#include "tests/support/eventually.h"
+#include "testkit/cluster_fixture.h"
+#include "testkit/eventually.h"
 #include "torture/disk_faults.h"
 
 namespace leasehold::testing {

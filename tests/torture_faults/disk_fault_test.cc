@@ -15,7 +15,7 @@
 #include <mutex>
 #include <thread>
 
-#include "tests/support/eventually.h"
+#include "testkit/eventually.h"
 #include "tests/torture_faults/fault_fixtures.h"
 
 namespace leasehold::testing {

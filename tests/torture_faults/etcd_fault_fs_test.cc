@@ -11,10 +11,10 @@
 #include <memory>
 #include <string>
 
-#include "tests/etcd/etcd_cluster.h"
-#include "tests/support/eventually.h"
-#include "tests/support/http_client.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/etcd_cluster.h"
+#include "testkit/eventually.h"
+#include "testkit/http_client.h"
+#include "testkit/temp_dir.h"
 #include "torture/faults/fault_fs_process.h"
 
 namespace leasehold::testing {

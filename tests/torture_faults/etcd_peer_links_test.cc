@@ -7,8 +7,8 @@
 
 #include <memory>
 
-#include "tests/etcd/etcd_cluster.h"
-#include "tests/support/eventually.h"
+#include "testkit/etcd_cluster.h"
+#include "testkit/eventually.h"
 #include "torture/etcd_peer_links.h"
 
 namespace leasehold::testing {

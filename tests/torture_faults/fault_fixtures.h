@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/server_process.h"
+#include "testkit/server_process.h"
 #include "torture/faults/disk_fault_shim.h"
 
 namespace leasehold::testing {

@@ -20,8 +20,8 @@
 #include <sstream>
 #include <string>
 
-#include "tests/support/eventually.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/eventually.h"
+#include "testkit/temp_dir.h"
 #include "torture/faults/fault_fs_mounts.h"
 #include "torture/faults/fault_fs_process.h"
 

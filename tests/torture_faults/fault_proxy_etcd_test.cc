@@ -5,9 +5,9 @@
 // and tokens keep rising.
 #include <gtest/gtest.h>
 
-#include "tests/etcd/etcd_cluster.h"
-#include "tests/support/server_process.h"
-#include "tests/support/eventually.h"
+#include "testkit/etcd_cluster.h"
+#include "testkit/server_process.h"
+#include "testkit/eventually.h"
 #include "torture/faults/fault_proxy.h"
 
 namespace leasehold::testing {

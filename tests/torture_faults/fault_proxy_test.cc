@@ -5,8 +5,8 @@
 // (lower bounds only); reset closes connections.
 #include <gtest/gtest.h>
 
-#include "tests/support/server_process.h"
-#include "tests/support/eventually.h"
+#include "testkit/server_process.h"
+#include "testkit/eventually.h"
 #include "torture/faults/fault_proxy.h"
 
 namespace leasehold::testing {

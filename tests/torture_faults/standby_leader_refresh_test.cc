@@ -18,8 +18,8 @@
 
 #include <signal.h>
 
-#include "tests/cluster/cluster_fixture.h"
-#include "tests/support/eventually.h"
+#include "testkit/cluster_fixture.h"
+#include "testkit/eventually.h"
 #include "torture/faults/fault_proxy.h"
 
 namespace leasehold::testing {

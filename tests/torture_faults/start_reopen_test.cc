@@ -15,7 +15,7 @@
 
 #include <fstream>
 
-#include "tests/support/http_client.h"
+#include "testkit/http_client.h"
 #include "tests/torture_faults/fault_fixtures.h"
 
 namespace leasehold::testing {

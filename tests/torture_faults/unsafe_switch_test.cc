@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "tests/support/eventually.h"
+#include "testkit/eventually.h"
 #include "tests/torture_faults/fault_fixtures.h"
 
 namespace leasehold::testing {

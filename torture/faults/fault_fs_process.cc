@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/support/eventually.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/eventually.h"
+#include "testkit/temp_dir.h"
 #include "torture/faults/fault_fs_mounts.h"
 
 namespace leasehold::torture {

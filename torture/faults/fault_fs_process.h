@@ -28,7 +28,7 @@
 #include <string>
 
 #include "leasehold/status.h"
-#include "tests/support/subprocess.h"
+#include "testkit/subprocess.h"
 
 namespace leasehold::torture {
 

@@ -7,7 +7,7 @@ port with a private data dir and is stopped at the end of its test.
 Tests wait for conditions, never for time: ``wait_until`` (fails the test),
 ``poll_until`` (returns what it polled) and ``wait_until_async`` poll a
 predicate under a deadline of ``scaled(timeout)``, the same time scale as
-tests/support/eventually.h (``LEASEHOLD_TEST_TIME_SCALE``, 1 to 100).
+testkit/eventually.h (``LEASEHOLD_TEST_TIME_SCALE``, 1 to 100).
 """
 
 from __future__ import annotations

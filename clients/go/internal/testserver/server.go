@@ -152,7 +152,7 @@ func (s *Server) launch() bool {
 }
 
 // Scaled is d times LEASEHOLD_TEST_TIME_SCALE (default 1), for upper bounds
-// on how long something may take on a busy machine (tests/support/eventually.h).
+// on how long something may take on a busy machine (testkit/eventually.h).
 func Scaled(d time.Duration) time.Duration {
 	if f, err := strconv.ParseFloat(os.Getenv("LEASEHOLD_TEST_TIME_SCALE"), 64); err == nil && f >= 1 {
 		return time.Duration(float64(d) * f)

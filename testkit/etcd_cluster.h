@@ -1,6 +1,6 @@
-// tests/etcd/etcd_cluster.h: a real etcd cluster (1 or 3 or N members) on
+// testkit/etcd_cluster.h: a real etcd cluster (1 or 3 or N members) on
 // free 127.0.0.1 ports for tests, reusable by any layer's tests
-// (CMake target leasehold_etcd_test_cluster).
+// (in the CMake target leasehold_testkit).
 //
 // Each member is /usr/bin/etcd (override with $LEASEHOLD_ETCD_BIN) with its
 // own data dir under a private temp dir, client and peer URLs on loopback,
@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "leasehold/status.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/subprocess.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::testing {
 
@@ -108,7 +108,7 @@ class EtcdCluster {
 
   // True once GET /health on member i says {"health":"true"} (it has a
   // leader and can serve a quorum read), false after scaled(timeout)
-  // (tests/support/eventually.h) or once the member exited.
+  // (testkit/eventually.h) or once the member exited.
   bool healthy(int i, std::chrono::milliseconds timeout);
   // Every running member healthy within scaled(timeout).
   Status wait_healthy(std::chrono::milliseconds timeout);

@@ -1,4 +1,4 @@
-// tests/support/subprocess.h: spawning and controlling real processes in tests.
+// testkit/subprocess.h: spawning and controlling real processes in tests.
 //
 // Subprocess owns a child started with fork/exec. Its destructor sends
 // SIGKILL to the child and to its process group (also when stopped) and
@@ -50,7 +50,7 @@ class Subprocess {
   bool running();
   void signal(int sig) const;        // to the child
   void signal_group(int sig) const;  // to its process group
-  // Waits up to scaled(timeout) (tests/support/eventually.h) for exit.
+  // Waits up to scaled(timeout) (testkit/eventually.h) for exit.
   // Returns the exit code (or 128+signal), nullopt if still running then.
   std::optional<int> wait(std::chrono::milliseconds timeout);
   // SIGKILL and reap.

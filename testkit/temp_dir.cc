@@ -1,4 +1,4 @@
-#include "tests/support/temp_dir.h"
+#include "testkit/temp_dir.h"
 
 #include <cstdio>
 #include <cstdlib>

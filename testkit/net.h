@@ -1,4 +1,4 @@
-// tests/support/net.h: loopback ports for tests.
+// testkit/net.h: loopback ports for tests.
 //
 // free_port() returns a TCP port on 127.0.0.1 that can be bound now and
 // that no other test process will be handed while this one lives: it is

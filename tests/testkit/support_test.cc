@@ -16,10 +16,10 @@
 #include <string>
 #include <thread>
 
-#include "tests/support/eventually.h"
-#include "tests/support/net.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/eventually.h"
+#include "testkit/net.h"
+#include "testkit/subprocess.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::testing {
 namespace {

@@ -1,4 +1,4 @@
-// tests/support/temp_dir.h: a private directory removed with its contents
+// testkit/temp_dir.h: a private directory removed with its contents
 // when the object dies, and where to find the build's binaries.
 // Thread-safety: one owner per object; the free functions are safe anywhere.
 #pragma once

@@ -1,4 +1,4 @@
-// tests/support/eventually.h: polling under a deadline (never sleeps as
+// testkit/eventually.h: polling under a deadline (never sleeps as
 // synchronisation) and the one time scale for every bound in the tests.
 //
 // time_scale(): LEASEHOLD_TEST_TIME_SCALE from the environment, a number

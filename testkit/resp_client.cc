@@ -1,4 +1,4 @@
-#include "tests/support/resp_client.h"
+#include "testkit/resp_client.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "resp/writer.h"
-#include "tests/support/eventually.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::testing {
 

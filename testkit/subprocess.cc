@@ -1,4 +1,4 @@
-#include "tests/support/subprocess.h"
+#include "testkit/subprocess.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "common/child_exec.h"
-#include "tests/support/eventually.h"
+#include "testkit/eventually.h"
 
 namespace leasehold::testing {
 namespace {

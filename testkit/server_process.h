@@ -1,4 +1,4 @@
-// tests/support/server_process.h: a real `leasehold server` child process on
+// testkit/server_process.h: a real `leasehold server` child process on
 // 127.0.0.1 with a random free port and a data dir: the one server fixture of
 // the server, client, CLI, torture and fuzz tests.
 //
@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/net.h"
-#include "tests/support/resp_client.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/net.h"
+#include "testkit/resp_client.h"
+#include "testkit/subprocess.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::testing {
 

@@ -1,4 +1,4 @@
-#include "tests/etcd/etcd_cluster.h"
+#include "testkit/etcd_cluster.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -12,8 +12,8 @@
 #include <system_error>
 #include <thread>
 
-#include "tests/support/eventually.h"
-#include "tests/support/net.h"
+#include "testkit/eventually.h"
+#include "testkit/net.h"
 
 namespace leasehold::testing {
 namespace {

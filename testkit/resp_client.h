@@ -1,7 +1,7 @@
-// tests/support/resp_client.h: a small synchronous RESP client for tests,
+// testkit/resp_client.h: a small synchronous RESP client for tests,
 // built on the resp/ codec. Blocking socket to 127.0.0.1, every read bounded
 // by a timeout. connect() retries a refused connection for up to
-// scaled(timeout) (tests/support/eventually.h); read(), call() and
+// scaled(timeout) (testkit/eventually.h); read(), call() and
 // wait_closed() use their timeout as given, since tests also use it as a
 // lower bound ("no reply within 300 ms"), which must not be scaled.
 //

@@ -1,4 +1,4 @@
-#include "tests/support/http_client.h"
+#include "testkit/http_client.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

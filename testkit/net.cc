@@ -1,4 +1,4 @@
-#include "tests/support/net.h"
+#include "testkit/net.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>

@@ -1,4 +1,4 @@
-// tests/support/http_client.h: a minimal HTTP/1.1 client over a loopback
+// testkit/http_client.h: a minimal HTTP/1.1 client over a loopback
 // socket, for tests of the operations listener (server/http/http_server.h). It
 // sends raw bytes (so tests can send malformed requests too) and reads the
 // response until the server closes the connection. The timeout is used as

@@ -1,4 +1,4 @@
-// tests/cluster/cluster_fixture.h: a real etcd cluster plus N `leasehold
+// testkit/cluster_fixture.h: a real etcd cluster plus N `leasehold
 // server --etcd ...` processes on 127.0.0.1, for the cluster tests.
 // Thread-safety: one owner thread (the test's main thread).
 #pragma once
@@ -14,12 +14,12 @@
 #include <utility>
 #include <vector>
 
-#include "tests/etcd/etcd_cluster.h"
-#include "tests/support/eventually.h"
-#include "tests/support/net.h"
-#include "tests/support/resp_client.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "testkit/etcd_cluster.h"
+#include "testkit/eventually.h"
+#include "testkit/net.h"
+#include "testkit/resp_client.h"
+#include "testkit/subprocess.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::testing {
 
