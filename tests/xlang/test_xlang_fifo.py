@@ -50,13 +50,20 @@ def scaled(seconds: float) -> float:
     return seconds * max(factor, 1.0)
 
 
-def wait_until(predicate: Callable[[], bool], what: str, timeout: float = STEP) -> None:
-    """Polls ``predicate`` until true; fails the test after ``timeout`` (scaled)."""
+def poll(predicate: Callable[[], bool], timeout: float) -> bool:
+    """Polls ``predicate`` until true (-> True) or ``timeout`` (scaled) passed (-> False)."""
     end = time.monotonic() + scaled(timeout)
     while not predicate():
         if time.monotonic() > end:
-            pytest.fail(f"timed out after {scaled(timeout)}s waiting for {what}")
-        time.sleep(0.01)
+            return False
+        time.sleep(0.01)  # deliberate: the poll interval of this helper
+    return True
+
+
+def wait_until(predicate: Callable[[], bool], what: str, timeout: float = STEP) -> None:
+    """Polls ``predicate`` until true; fails the test after ``timeout`` (scaled)."""
+    if not poll(predicate, timeout):
+        pytest.fail(f"timed out after {scaled(timeout)}s waiting for {what}")
 
 
 def free_port() -> int:
@@ -167,11 +174,8 @@ def server(workdir: Path, children: List[Child]) -> str:
                                            "--data-dir", str(workdir / "data"), "--log-level", "warn"],
                       workdir / "server.log", stdin=False)
         children.append(child)
-        end = time.monotonic() + scaled(15)
-        while time.monotonic() < end and child.proc.poll() is None:
-            if port_open(port):
-                return f"127.0.0.1:{port}"
-            time.sleep(0.01)
+        if poll(lambda: port_open(port) or child.proc.poll() is not None, 15) and port_open(port):
+            return f"127.0.0.1:{port}"
         child.kill()  # the port was taken meanwhile, or the server failed: try another
     pytest.fail(f"leasehold server never listened; its log:\n{(workdir / 'server.log').read_text()[-2000:]}")
 
