@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/assert.h"
+#include "common/saturating_duration.h"
 #include "core/command_codec.h"
 #include "node/node_impl.h"
 
@@ -70,8 +71,10 @@ bool Node::Impl::is_deferrable(const core::Command& command) const {
 void Node::Impl::defer(const core::Command& command) {
   auto bound = std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_.enqueue_defer);
   const auto& acquire = std::get<core::Acquire>(command.body);
-  if (acquire.wait_ms != 0) bound = std::min<decltype(bound)>(bound, std::chrono::milliseconds(acquire.wait_ms));
-  const TimePoint until = clock_.now() + bound;
+  // wait_ms is not yet checked against max_wait_ms (core does that when it
+  // applies): the conversion saturates rather than overflow.
+  if (acquire.wait_ms != 0) bound = std::min(bound, saturating_ms(acquire.wait_ms));
+  const TimePoint until = saturating_add(clock_.now(), bound);
   if (!defer_until_ || until < *defer_until_) defer_until_ = until;
 }
 

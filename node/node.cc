@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "common/saturating_duration.h"
 #include "core/command_codec.h"
 #include "core/quarantine.h"
 #include "node/node_impl.h"
@@ -38,7 +39,9 @@ core::LogMillis Node::Impl::stamp() {
 
 TimePoint Node::Impl::steady_of(core::LogMillis at) const {
   if (at <= base_log_) return base_steady_;
-  return base_steady_ + std::chrono::milliseconds(at - base_log_);
+  // Saturates: a configured --max-wait-ms may allow a deadline that no
+  // steady_clock time_point can hold.
+  return saturating_add(base_steady_, saturating_ms(at - base_log_));
 }
 
 void Node::Impl::post_guarded(std::function<void(Impl&)> task) {

@@ -36,7 +36,7 @@ Result<T> parse_integer(std::string_view text, std::string_view name, T min, T m
   auto [ptr, ec] = std::from_chars(text.data(), end, v);
   if (text.empty() || ec != std::errc() || ptr != end || v < min || v > max) {
     return Status(ErrorCode::kInvalidArgument,
-                  fmt::format("{} is not an integer or out of range", name));
+                  fmt::format("{} is not an integer or out of range ({} to {})", name, min, max));
   }
   return v;
 }

@@ -17,7 +17,7 @@ bool iequals(std::string_view a, std::string_view b);
 std::string to_upper(std::string_view s);
 
 // Parses a decimal integer in [min, max]. On failure: kInvalidArgument
-// "<name> is not an integer or out of range".
+// "<name> is not an integer or out of range (<min> to <max>)".
 Result<std::int64_t> parse_int(std::string_view text, std::string_view name, std::int64_t min,
                                std::int64_t max);
 Result<std::uint64_t> parse_uint(std::string_view text, std::string_view name, std::uint64_t min,

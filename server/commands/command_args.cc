@@ -47,12 +47,12 @@ Status parse_acquire_options(const Args& args, core::Acquire& a, std::uint64_t& 
       a.limit = static_cast<std::uint32_t>(*n);
       limited = true;
     } else if (iequals(opt, "WAIT")) {
-      auto n = parse_uint(value, "WAIT", 0, INT64_MAX);
+      auto n = parse_uint(value, "WAIT", 0, kMaxWireDurationMs);
       if (!n) return n.status();
       a.wait = true;
       a.wait_ms = *n;
     } else if (iequals(opt, "DELAY")) {
-      auto n = parse_uint(value, "DELAY", 0, INT64_MAX);
+      auto n = parse_uint(value, "DELAY", 0, kMaxWireDurationMs);
       if (!n) return n.status();
       a.delay_ms = *n;
     } else {
@@ -96,8 +96,9 @@ Result<core::Command> parse_set_command(const Args& args) {
 }  // namespace
 
 Result<core::Command> parse_session_open(const Args& args) {
-  // 0 parses: the state machine refuses it naming the allowed TTL range.
-  auto ttl = parse_uint(args[1], "ttl_ms", 0, UINT64_MAX);
+  // 0 parses: the state machine refuses it naming the allowed TTL range
+  // (the configured one, within this).
+  auto ttl = parse_uint(args[1], "ttl_ms", 0, core::kMaxSessionTtlMs);
   if (!ttl) return ttl.status();
   core::OpenSession body;
   body.ttl_ms = *ttl;
@@ -162,11 +163,11 @@ Result<CompatSetArgs> parse_compat_set(const Args& args) {
       if (have_expiry) return bad;
       have_expiry = true;
       const bool seconds = iequals(opt, "EX");
-      auto n = parse_int(args[++i], "expire time", INT64_MIN, INT64_MAX);
+      // At most the longest session TTL, so EX * 1000 cannot overflow.
+      const std::int64_t max = static_cast<std::int64_t>(core::kMaxSessionTtlMs) / (seconds ? 1000 : 1);
+      auto n = parse_int(args[++i], "expire time", INT64_MIN, max);
       if (!n) return n.status();
-      if (*n <= 0 || (seconds && *n > INT64_MAX / 1000)) {
-        return Status(ErrorCode::kInvalidArgument, "invalid expire time in 'set' command");
-      }
+      if (*n <= 0) return Status(ErrorCode::kInvalidArgument, "invalid expire time in 'set' command");
       body.ttl_ms = static_cast<std::uint64_t>(seconds ? *n * 1000 : *n);
     } else {
       return bad;
@@ -174,6 +175,10 @@ Result<CompatSetArgs> parse_compat_set(const Args& args) {
   }
   out.command = with_body(std::move(body));
   return out;
+}
+
+Result<std::int64_t> parse_pexpire_ms(const std::string& text) {
+  return parse_int(text, "expire time", INT64_MIN, static_cast<std::int64_t>(core::kMaxSessionTtlMs));
 }
 
 WriteParser find_write_parser(std::string_view name) {

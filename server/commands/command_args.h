@@ -6,11 +6,18 @@
 // `args[0]` is the command name; the caller has checked the arity against
 // the command table. Errors: kInvalidArgument whose message is the wire
 // error without its "ERR " prefix (server/base/args.h error_text() adds it), e.g.
-// "session is not an integer or out of range" or "syntax error: ...".
+// "session is not an integer or out of range (1 to 18446744073709551615)"
+// or "syntax error: ...".
+//
+// Every number is range-checked here, before any arithmetic or unit
+// conversion (docs/protocol.md, "Numeric arguments"): a duration is at most
+// kMaxWireDurationMs, and a TTL at most core::kMaxSessionTtlMs; core then
+// applies the configured limits (max_wait_ms, max_delay_ms, max_ttl_ms).
 //
 // Thread-safety: pure functions.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +28,15 @@
 namespace leasehold::server {
 
 using Args = std::vector<std::string>;
+
+// The longest WAIT or DELAY any request may give, in ms: as steady_clock
+// nanoseconds it still fits an int64 (about 292 years). A configured
+// --max-wait-ms / --max-delay-ms above it cannot be reached.
+inline constexpr std::uint64_t kMaxWireDurationMs = INT64_MAX / 1'000'000;
+
+// PEXPIRE's milliseconds: at most the longest session TTL (core applies the
+// configured --max-ttl-ms); 0 or less deletes the key, as in Redis.
+Result<std::int64_t> parse_pexpire_ms(const std::string& text);
 
 Result<core::Command> parse_session_open(const Args& args);    // SESSION.OPEN ttl_ms [OWNER label]
 Result<core::Command> parse_lock_acquire(const Args& args);    // LOCK.ACQUIRE name session [options]

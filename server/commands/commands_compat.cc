@@ -90,7 +90,7 @@ void compat_pttl(CommandContext& ctx) {
 }
 
 void compat_pexpire(CommandContext& ctx) {
-  auto ms = parse_int(ctx.args[2], "expire time", INT64_MIN, INT64_MAX);
+  auto ms = parse_pexpire_ms(ctx.args[2]);
   if (!ms) return ctx.reply.error(ms.status());
   auto v = ctx.server.node().state().compat_get(ctx.args[1]);
   if (!v) return ctx.reply.integer(0);

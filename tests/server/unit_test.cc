@@ -52,7 +52,7 @@ TEST(CommandTable, CommandCountMatchesTable) {
 
 TEST(Args, ParsingAndErrors) {
   EXPECT_EQ(*parse_uint("42", "x", 1, 100), 42u);
-  EXPECT_EQ(parse_uint("0", "ttl_ms", 1, 100).status().message(), "ttl_ms is not an integer or out of range");
+  EXPECT_EQ(parse_uint("0", "ttl_ms", 1, 100).status().message(), "ttl_ms is not an integer or out of range (1 to 100)");
   EXPECT_FALSE(parse_uint("-1", "x", 0, 100));
   EXPECT_FALSE(parse_uint("1x", "x", 0, 100));
   EXPECT_FALSE(parse_int("", "x", 0, 100));
