@@ -127,7 +127,8 @@ fuzz-corpus: build-fuzz
 	@cmake --build $(BUILD_FUZZ) --target fuzz_corpus_gen
 	./$(BUILD_FUZZ)/fuzz/fuzz_corpus_gen fuzz
 
-# Benchmarks (docs/bench.md): the core state machine's, then bench/run_all.sh.
+# Benchmarks (docs/bench.md): the core state machine's, then bench/run_all.sh,
+# then the scaling model of shards (bench/sim/scale_model.py).
 # Their raw output goes to BENCH_OUT, under $(BUILD) (never into tracked
 # files); bench/results_page.py then rewrites the tables of
 # docs/bench-results.md from it (commit that when a conclusion changed).
@@ -136,6 +137,7 @@ bench: build
 	@out=$(BENCH_OUT) && mkdir -p "$$out" && \
 	  ./$(BUILD)/bench/leasehold_core_bench --benchmark_out="$$out/core.json" --benchmark_out_format=json && \
 	  BUILD=$(BUILD) OUT_DIR="$$out" BENCH_ENTRY="make bench" bash bench/run_all.sh && \
+	  python3 bench/sim/scale_model.py >"$$out/scale_model.txt" && \
 	  python3 bench/results_page.py "$$out" docs/bench-results.md
 
 # Long torture runs (docs/torture.md): seeds TORTURE_SEED, TORTURE_SEED+1, ...;
