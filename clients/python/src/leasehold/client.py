@@ -35,6 +35,7 @@ from . import _replies
 from ._options import ClientOptions
 from ._endpoints import Endpoint, EndpointsArg, endpoint_text, parse_endpoint, parse_endpoints
 from ._replies import FencedValue, LockInfo
+from ._tls_probe import closed_at_once as _closed_at_once, speaks_tls, tls_port_error
 from .errors import LeaseholdError, Redirect, TimedOut, Unreachable, from_redis_error
 
 _TRANSPORT_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
@@ -221,6 +222,8 @@ class Client:
                 except _TRANSPORT_ERRORS as e:
                     last = e
                     sent = True
+                if not self.options.ssl and _closed_at_once(last) and speaks_tls(ep, self.connect_timeout):
+                    raise tls_port_error(ep) from None  # retrying in plain text cannot help
                 self._next_endpoint(ep)
                 if not retry or (sent and not resend_if_sent):
                     raise Unreachable(f"{endpoint_text(ep)}: {last}")
@@ -233,8 +236,11 @@ class Client:
 
     # -- typed commands (docs/protocol.md) ---------------------------------
 
-    def ping(self) -> None:
+    def ping(self) -> bool:
+        """True when the server answered (as redis-py's ``ping()``); raises
+        the mapped error otherwise."""
         self.call("PING", resend_if_sent=True)
+        return True
 
     def info(self, section: str = "") -> Dict[str, str]:
         """INFO as a dict of field -> value (section headers dropped)."""

@@ -22,6 +22,7 @@ from .. import _replies
 from .._options import ClientOptions
 from .._endpoints import Endpoint, EndpointsArg, endpoint_text, parse_endpoint, parse_endpoints
 from .._replies import FencedValue, LockInfo
+from .._tls_probe import closed_at_once, speaks_tls, tls_port_error
 from ..errors import Redirect, Unreachable, from_redis_error
 
 _TRANSPORT_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError, asyncio.TimeoutError)
@@ -140,6 +141,8 @@ class Client:
                 except _TRANSPORT_ERRORS as e:
                     last = e
                     sent = True
+                if not self.options.ssl and closed_at_once(last) and await asyncio.to_thread(speaks_tls, ep, self.connect_timeout):
+                    raise tls_port_error(ep) from None  # retrying in plain text cannot help
                 if self._preferred == ep:
                     i = self._endpoints.index(ep) if ep in self._endpoints else -1
                     self._preferred = self._endpoints[(i + 1) % len(self._endpoints)]
@@ -150,8 +153,10 @@ class Client:
                 if on_reconnect is not None:
                     await on_reconnect()
 
-    async def ping(self) -> None:
+    async def ping(self) -> bool:
+        """As ``leasehold.Client.ping``: True when the server answered."""
         await self.call("PING", resend_if_sent=True)
+        return True
 
     async def open_session(self, ttl_ms: int, owner: str = "") -> int:
         args: List[Any] = ["SESSION.OPEN", ttl_ms] + (["OWNER", owner] if owner else [])
