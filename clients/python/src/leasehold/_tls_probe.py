@@ -3,7 +3,7 @@
 A TLS port closes a connection that starts with a plaintext command,
 without a word, which redis-py reports as "connection closed by the
 server", a transport error the client would retry until its deadline.
-After such an error, ``speaks_tls`` sends the endpoint the start of a TLS
+After such an error on a connection's first command, ``speaks_tls`` sends the endpoint the start of a TLS
 handshake on a socket of its own: a TLS server answers it with a TLS record
 (an alert, 0x15 0x03 ...), a RESP server with an error or nothing.
 """
@@ -27,8 +27,9 @@ def looks_like_tls_record(data: bytes) -> bool:
 
 def closed_at_once(error: BaseException) -> bool:
     """True for the transport error a TLS port causes: the server closed the
-    connection (not a refused connect, not a timeout), so that only that
-    case pays for the probe."""
+    connection (not a refused connect, not a timeout). With "on a fresh
+    connection", the only case that pays for the probe (which waits up to
+    its timeout on a plain server)."""
     return "closed by server" in str(error).lower() or "closed by the server" in str(error).lower()
 
 

@@ -88,6 +88,7 @@ class Client:
 
     async def _attempt(self, ep: Endpoint, args: Tuple[Any, ...], deadline: float) -> Any:
         conn = self._checkout(ep)
+        fresh = not conn.is_connected
         try:
             try:
                 await asyncio.wait_for(conn.send_command(*args), max(0.001, deadline - time.monotonic()))
@@ -99,8 +100,11 @@ class Client:
         except ResponseError:
             self._idle.setdefault(ep, []).append(conn)
             raise
-        except BaseException:
+        except BaseException as e:
             await conn.disconnect()
+            if fresh and not self.options.ssl and closed_at_once(e) and \
+                    await asyncio.to_thread(speaks_tls, ep, self.connect_timeout):
+                raise tls_port_error(ep) from None  # retrying in plain text cannot help
             raise
         self._idle.setdefault(ep, []).append(conn)
         self._current = endpoint_text(ep)
@@ -141,8 +145,6 @@ class Client:
                 except _TRANSPORT_ERRORS as e:
                     last = e
                     sent = True
-                if not self.options.ssl and closed_at_once(last) and await asyncio.to_thread(speaks_tls, ep, self.connect_timeout):
-                    raise tls_port_error(ep) from None  # retrying in plain text cannot help
                 if self._preferred == ep:
                     i = self._endpoints.index(ep) if ep in self._endpoints else -1
                     self._preferred = self._endpoints[(i + 1) % len(self._endpoints)]
