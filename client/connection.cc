@@ -85,8 +85,10 @@ Result<int> tcp_connect(const Endpoint& ep, Clock::time_point deadline, int inte
 }
 
 // The start of a TLS record from the server: an alert (0x15) or a
-// handshake (0x16), then major version 3. A TLS port answers the plaintext
-// HELLO with an alert; no RESP reply starts with either byte.
+// handshake (0x16), then major version 3. No RESP reply starts with either
+// byte. (Our TLS port closes a plaintext HELLO without a byte, and answers
+// a malformed ClientHello with an alert; other TLS servers may answer the
+// plaintext with an alert at once.)
 bool looks_like_tls_record(std::string_view bytes) {
   return bytes.size() >= 2 && (bytes[0] == '\x15' || bytes[0] == '\x16') && bytes[1] == '\x03';
 }
