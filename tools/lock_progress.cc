@@ -100,7 +100,9 @@ void WaitProgress::run() {
       std::cerr << "\r\033[K" << line << std::flush;  // redraw the one progress line
       drawn = true;
     } else {
-      std::cerr << "leasehold lock: " << line << "\n" << std::flush;  // one line per interval, for logs
+      // One line per interval, for logs; one write, so that a reader of
+      // the log never sees half a line.
+      std::cerr << ("leasehold lock: " + line + "\n") << std::flush;
     }
     cv_.wait_for(lock, terminal ? client::Millis(1000) : interval_, [this] { return stopping_; });
   }

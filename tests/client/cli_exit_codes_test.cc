@@ -129,9 +129,14 @@ TEST_F(CliExitCodes, ProgressLinesInALogNameTheHolder) {
   const std::string line = "leasehold lock: waiting for lock 'cron' (";
   ASSERT_TRUE(wait_for_text(err, "): held by session " + session + " (owner 'leasehold lock pid", 20s))
       << read_file(err);
-  // Whole lines, again and again (not one redrawn line).
-  ASSERT_TRUE(eventually([&] { return lines_of(read_file(err)).size() >= 2; }, 20s)) << read_file(err);
-  for (const std::string& l : lines_of(read_file(err))) EXPECT_EQ(l.rfind(line, 0), 0u) << l;
+  // Whole lines, again and again (not one redrawn line). The text up to
+  // its last newline: a line may be in the middle of being written.
+  const auto whole_lines = [&] {
+    const std::string text = read_file(err);
+    return lines_of(text.substr(0, text.rfind('\n') + 1));
+  };
+  ASSERT_TRUE(eventually([&] { return whole_lines().size() >= 2; }, 20s)) << read_file(err);
+  for (const std::string& l : whole_lines()) EXPECT_EQ(l.rfind(line, 0), 0u) << l;
   EXPECT_EQ(read_file(err).find('\r'), std::string::npos);
   holder.kill9();  // its session lapses (20 s TTL); revoke to be quick
   CliRun revoked = run("revoke", {"revoke", "cron"});
