@@ -141,10 +141,20 @@ Result<std::shared_ptr<client::Client>> make_client(const CommonOptions& options
   return client::Client::create(std::move(co));
 }
 
+namespace {
+bool starts_with_word(const std::string& text, std::string_view word) {
+  return text.rfind(word, 0) == 0 && (text.size() == word.size() || text[word.size()] == ' ');
+}
+}  // namespace
+
 int exit_code_for(const Status& status) {
   switch (status.code()) {
     case ErrorCode::kOk: return kExitOk;
-    case ErrorCode::kInvalidArgument: return kExitUsage;
+    case ErrorCode::kInvalidArgument:
+      // A user the server knows, refused this command or name: a refusal
+      // like "not the holder", not a usage error (client/connection.cc keeps
+      // the NOPERM prefix in the message).
+      return starts_with_word(status.message(), "NOPERM") ? kExitFailed : kExitUsage;
     case ErrorCode::kUnreachable:
     case ErrorCode::kUnavailable:
     case ErrorCode::kTimedOut:
@@ -160,6 +170,12 @@ int report(std::string_view command, const Status& status) {
                                                  : status.message();
   for (char& c : message) {
     if (c == '\n' || c == '\r') c = ' ';
+  }
+  if (status.code() == ErrorCode::kInvalidArgument && starts_with_word(message, "NOAUTH")) {
+    // The server's own words ("HELLO must be called with the client already
+    // authenticated ...") do not say which flags give the credentials.
+    message = "the server requires authentication: pass --password-file or set LEASEHOLD_PASSWORD "
+              "(and --user, or LEASEHOLD_USER, for a user other than 'default') (NOAUTH)";
   }
   const bool no_answer = status.code() == ErrorCode::kUnreachable || status.code() == ErrorCode::kTimedOut;
   const bool ran_out = message.find("timed out") != std::string::npos ||

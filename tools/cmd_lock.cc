@@ -2,8 +2,9 @@
 // lock. CMD sees LEASEHOLD_LOCK, LEASEHOLD_TOKEN, LEASEHOLD_SESSION and
 // LEASEHOLD_ENDPOINT. CMD runs in its own process group; if the lease is lost
 // the whole group gets SIGTERM, then SIGKILL after --grace, and the lock is
-// released only when no process of the group is left. While it waits, a
-// progress line on a terminal names the holder (tools/lock_progress.h).
+// released only when no process of the group is left. While it waits, it
+// names the holder: a redrawn line on a terminal, a line every 5 s in a log
+// (--progress, the default; --no-progress: quiet; tools/lock_progress.h).
 // Exit status: CMD's own (128+signal if it was killed), or 75 not acquired,
 // 76 lost, 64 usage, 69 unreachable, 126/127 CMD cannot run / not found
 // (common/exit_codes.h, docs/client.md).
@@ -23,6 +24,7 @@
 #include "client/cli_support.h"
 #include "common/child_exec.h"
 #include "common/process_group.h"
+#include "core/types.h"
 #include "leasehold/lock_guard.h"
 #include "leasehold/session.h"
 #include "tools/lock_progress.h"
@@ -42,8 +44,14 @@ struct LockArgs {
   std::string grace = "10s";
   bool shared = false;
   unsigned limit = 0;
+  bool progress = true;          // --progress / --no-progress
+  std::string progress_interval = "5s";  // hidden: the log line's period (tests)
   std::vector<std::string> command;
 };
+
+// The longest TTL any server accepts (core/types.h): a longer --ttl is a
+// usage error before anything is sent.
+constexpr Millis kLongestTtl{static_cast<Millis::rep>(core::kMaxSessionTtlMs)};
 
 // Signals to forward to CMD's process group, set by the handler.
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -117,6 +125,17 @@ Outcome supervise(proc::ProcessGroup& group, const client::LockGuard& guard, Mil
 int run_lock(LockArgs& a) {
   auto ttl = cli::parse_duration(a.ttl);
   if (!ttl) return cli::report("lock", Status(ttl.status().code(), "--ttl: " + ttl.status().message()));
+  if (ttl->count() == 0 || *ttl > kLongestTtl) {
+    return cli::report("lock", Status(ErrorCode::kInvalidArgument,
+                                      "--ttl: '" + a.ttl + "' is out of range (from 1ms to " +
+                                          cli::human_duration(kLongestTtl) + ", " +
+                                          std::to_string(kLongestTtl.count()) + "ms; the server may allow less)"));
+  }
+  auto progress_interval = cli::parse_duration(a.progress_interval);
+  if (!progress_interval || progress_interval->count() == 0) {
+    return cli::report("lock", Status(ErrorCode::kInvalidArgument,
+                                      "--progress-interval: '" + a.progress_interval + "' must be a duration > 0"));
+  }
   auto wait = cli::parse_duration(a.wait);
   if (!wait) return cli::report("lock", Status(wait.status().code(), "--wait: " + wait.status().message()));
   auto grace = cli::parse_duration(a.grace);
@@ -148,7 +167,9 @@ int run_lock(LockArgs& a) {
   }
   auto guard = [&] {
     if (wait->count() == 0) return client::LockGuard::try_acquire(**session, a.name, lo);
-    WaitProgress progress(*client, a.name);  // a line on a terminal while waiting
+    // Who holds the lock, while waiting: a redrawn line on a terminal, a
+    // line every --progress-interval in a log.
+    WaitProgress progress(*client, a.name, progress_style(a.progress), *progress_interval);
     return client::LockGuard::acquire(**session, a.name, *wait, lo);
   }();
   if (!guard) {
@@ -209,6 +230,11 @@ void register_lock(CLI::App& app) {
   cmd->add_option("--limit", args->limit, "Semaphore: at most N holders")
       ->check(cli::whole_number(1, 1'000'000))
       ->excludes(shared);
+  cmd->add_flag("--progress,!--no-progress", args->progress,
+                "While waiting, say who holds the lock (on by default): a redrawn line on a terminal, "
+                "else a line every 5s for logs");
+  cmd->add_option("--progress-interval", args->progress_interval, "How often the log line is printed")
+      ->group("");  // hidden: tests use a short one
   cli::add_common_options(*cmd, args->common, false);
   cmd->callback([args] {
     cli::run_command("lock", [&] { return run_lock(*args); }, &set_exit_code);

@@ -68,8 +68,11 @@ TEST(DashboardBrowser, HolderAndTokenAppearOnThePage) {
     return dom.find("data-lock=\"dash/report\"") != std::string::npos && dom.find(holder) != std::string::npos &&
            dom.find(">primary<") != std::string::npos;
   }, std::chrono::seconds(200))) << "the holder never appeared; last DOM:\n" << dom;
-  // The recent-events table shows the grant too.
+  // The recent-events table shows the grant too, with its time and lock
+  // (the record's time_ms and lock fields, as /api/history names them).
   EXPECT_NE(dom.find(">grant<"), std::string::npos);
+  EXPECT_EQ(dom.find("Invalid Date"), std::string::npos) << dom;
+  EXPECT_EQ(dom.find(">undefined<"), std::string::npos) << dom;
 
   const std::string shot = std::string(LEASEHOLD_BINARY_DIR) + "/dashboard-screenshot.png";
   std::filesystem::remove(shot);

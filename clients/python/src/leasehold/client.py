@@ -35,6 +35,7 @@ from . import _replies
 from ._options import ClientOptions
 from ._endpoints import Endpoint, EndpointsArg, endpoint_text, parse_endpoint, parse_endpoints
 from ._replies import FencedValue, LockInfo
+from ._tls_probe import closed_at_once, speaks_tls, tls_port_error
 from .errors import LeaseholdError, Redirect, TimedOut, Unreachable, from_redis_error
 
 _TRANSPORT_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
@@ -141,6 +142,7 @@ class Client:
 
     def _attempt(self, ep: Endpoint, args: Tuple[Any, ...], read_deadline: float) -> Any:
         conn = self._checkout(ep)
+        fresh = getattr(conn, "_sock", None) is None  # not connected yet
         try:
             try:
                 conn.send_command(*args)
@@ -160,8 +162,10 @@ class Client:
         except ResponseError:
             self._checkin(ep, conn)  # an error reply: the connection is fine
             raise
-        except BaseException:
+        except BaseException as e:
             conn.disconnect()
+            if fresh and not self.options.ssl and closed_at_once(e) and speaks_tls(ep, self.connect_timeout):
+                raise tls_port_error(ep) from None  # retrying in plain text cannot help
             raise
         self._checkin(ep, conn)
         with self._mu:
@@ -233,8 +237,11 @@ class Client:
 
     # -- typed commands (docs/protocol.md) ---------------------------------
 
-    def ping(self) -> None:
+    def ping(self) -> bool:
+        """True when the server answered (as redis-py's ``ping()``); raises
+        the mapped error otherwise."""
         self.call("PING", resend_if_sent=True)
+        return True
 
     def info(self, section: str = "") -> Dict[str, str]:
         """INFO as a dict of field -> value (section headers dropped)."""
