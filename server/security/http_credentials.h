@@ -13,6 +13,7 @@
 // Thread-safety: pure functions over their arguments.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
