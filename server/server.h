@@ -141,6 +141,7 @@ class Server final : public ConnectionHost, public ServerServices {
 
   // --- security (server/security/acl.h) ---
   const AclUsers& acl() const override { return security_.acl(); }
+  std::shared_ptr<TlsContext> http_tls_context() const override { return security_.http_tls_context(); }
   bool auth_required() const override { return security_.auth_required(); }
   // The connection's user in the current table; nullptr when it is not
   // authenticated, or its user was removed or disabled by a reload (the

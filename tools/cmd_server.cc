@@ -45,6 +45,7 @@ struct ServerFlags {
   std::string durability = "fsync";
   bool snapshot_in_child = false;
   std::string protected_mode = "yes";
+  std::string http_auth = "users";
   std::string tls_auth_clients = "yes";
   std::vector<std::string> unsafe_test_faults;  // hidden; common/unsafe_test_faults.h
 };
@@ -156,6 +157,12 @@ void run_server(ServerFlags& flags) {
     return;
   }
   cfg.protected_mode = flags.protected_mode == "yes";
+  cfg.http_auth = flags.http_auth == "none" ? server::HttpAuth::kNone : server::HttpAuth::kUsers;
+  if (cfg.http_tls && cfg.http_listen.empty()) {
+    std::cerr << "leasehold server: --http-tls needs --http-listen\n";
+    set_exit_code(exit_code::kUsage);
+    return;
+  }
   if (auto auth = server::parse_tls_client_auth(flags.tls_auth_clients); auth) {
     cfg.tls.auth_clients = *auth;
   }
@@ -304,6 +311,8 @@ void register_server(CLI::App& app) {
   cmd->add_option("--revision-block", c.revision_block, "Revisions reserved per write of the revision record")->group(rec)->capture_default_str()->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
   auto* ops = "Operations: HTTP endpoints, metrics, audit history (docs/operations.md)";
   cmd->add_option("--http-listen", c.http_listen, "host:port of the HTTP listener (/metrics, /healthz, /readyz, /api, dashboard at /); empty = off")->group(ops);
+  cmd->add_option("--http-auth", flags->http_auth, "users: /metrics, /api and the dashboard need a user with +@monitor (Basic or bearer token); none: open to anyone who reaches the port (warned at start)")->group(ops)->check(CLI::IsMember({"users", "none"}))->capture_default_str();
+  cmd->add_flag("--http-tls", c.http_tls, "Serve HTTPS on --http-listen with --tls-cert-file / --tls-key-file (re-read on SIGHUP)")->group(ops);
   cmd->add_option("--long-hold-ms", flags->long_hold_ms, "Holds older than this count as long-held (metric leasehold_long_held_locks, dashboard)")->group(ops)->capture_default_str()->check(CLI::Range(std::uint64_t{1}, std::uint64_t{365ULL * 86'400'000}));
   cmd->add_option("--history-max-entries", c.history_max_entries, "Audit history records kept (in <data-dir>/history.log)")->group(ops)->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{100'000'000}));
 

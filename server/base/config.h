@@ -15,6 +15,11 @@
 
 namespace leasehold::server {
 
+// Who may read the HTTP listener's views (/metrics, /api, the dashboard;
+// docs/operations.md, HTTP access): the users of the users file (Basic or a
+// bearer token, ACL category monitor), or, on purpose, anyone.
+enum class HttpAuth { kUsers, kNone };
+
 struct ServerConfig {
   std::string listen_host = "127.0.0.1";
   std::uint16_t listen_port = 7379;  // 0: the kernel picks (see Server::port())
@@ -54,6 +59,8 @@ struct ServerConfig {
   std::uint64_t revision_block = 1u << 20;
   // Operations (docs/operations.md).
   std::string http_listen;                     // "host:port" of the HTTP listener; empty = off
+  HttpAuth http_auth = HttpAuth::kUsers;       // --http-auth users|none
+  bool http_tls = false;                       // --http-tls: HTTPS with the --tls-cert/key-file
   std::chrono::milliseconds long_hold{60'000}; // holds older than this count as long-held
   std::size_t history_max_entries = 100'000;   // audit history records kept
   // Security (docs/security.md). Users come from users_file; requirepass_file

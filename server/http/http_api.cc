@@ -140,6 +140,13 @@ HttpResponse api_status(ServerServices& server) {
                                           {"commits", b.count}}));
   }
   j["commit_latency_per_second"] = std::move(series);
+  // The highest applied log index per second over the last 5 minutes, oldest
+  // first (null: nothing applied that second).
+  json applied = json::array();
+  for (const auto& b : server.observability().applied_index_window(300)) {
+    applied.push_back(b.count == 0 ? json(nullptr) : json(static_cast<std::uint64_t>(b.max)));
+  }
+  j["applied_index_per_second"] = std::move(applied);
   return HttpResponse::json(200, dump(j));
 }
 

@@ -177,6 +177,13 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
           e.session = body.session;
           e.cause = std::is_same_v<T, core::KillSession> ? AuditCause::kSessionKilled : AuditCause::kSessionExpired;
           e.reason = audit_cause_text(e.cause);
+          // The owner, from one of its holds (still recorded here: its
+          // locks' ends are derived from the effects below). A session that
+          // held nothing has no owner on record.
+          if (auto h = holds_.lower_bound(KeyView{body.session, {}});
+              h != holds_.end() && h->first.first == body.session) {
+            e.owner = h->second.owner;
+          }
           out.push_back(std::move(e));
         }
       },
