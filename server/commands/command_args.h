@@ -24,15 +24,11 @@
 
 #include "core/command.h"
 #include "leasehold/status.h"
+#include "server/base/wire_ceilings.h"  // kMaxWireDurationMs
 
 namespace leasehold::server {
 
 using Args = std::vector<std::string>;
-
-// The longest WAIT or DELAY any request may give, in ms: as steady_clock
-// nanoseconds it still fits an int64 (about 292 years). A configured
-// --max-wait-ms / --max-delay-ms above it cannot be reached.
-inline constexpr std::uint64_t kMaxWireDurationMs = INT64_MAX / 1'000'000;
 
 // PEXPIRE's milliseconds: at most the longest session TTL (core applies the
 // configured --max-ttl-ms); 0 or less deletes the key, as in Redis.
