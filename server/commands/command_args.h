@@ -43,7 +43,11 @@ struct CompatSetArgs {
   core::Command command;    // a CompatSet
   bool want_token = false;  // TOKEN: reply with the grant's token instead of +OK
 };
-Result<CompatSetArgs> parse_compat_set(const Args& args);      // SET key value [options]
+// SET key value [NX | XX] (PX ms | EX s) [GET] [TOKEN]: the expiry is
+// required; without it the error is kCompatSetNeedsExpiry.
+Result<CompatSetArgs> parse_compat_set(const Args& args);
+inline constexpr std::string_view kCompatSetNeedsExpiry =
+    "SET on leasehold needs PX (milliseconds) or EX (seconds): a lock without expiry would never be freed";
 
 // The parser of a write command that maps to exactly one core command (the
 // five above, and SESSION.CLOSE / SESSION.KILL / LOCK.REVOKE / LOCK.CANCEL /

@@ -93,7 +93,7 @@ TEST_P(PipelineSplit, LongPipelineOfWritesAndReads) {
   constexpr int kPairs = 2000;
   for (int i = 0; i < kPairs; ++i) {
     const std::string key = "key:" + std::to_string(i);
-    bytes += command({"SET", key, value});
+    bytes += command({"SET", key, value, "PX", "60000"});
     bytes += command({"GET", key});
   }
   ASSERT_TRUE(c.send_raw(bytes));
