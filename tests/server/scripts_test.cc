@@ -129,7 +129,7 @@ TEST_F(Scripts, CanonicalReleaseThroughRedisCli) {
   EXPECT_EQ(cli("EVAL " + script + " 1 job:billing worker-42"), "1\n");
   EXPECT_EQ(cli("GET job:billing"), "\n");
   // The seeds' form (upper-case names, a comment, no else) through redis-cli --eval.
-  EXPECT_EQ(cli("SET r v"), "OK\n");
+  EXPECT_EQ(cli("SET r v PX 60000"), "OK\n");
   const std::string file = dir_.file("release.lua");
   FILE* f = std::fopen(file.c_str(), "w");
   ASSERT_NE(f, nullptr);
