@@ -13,7 +13,7 @@
 # and exits 1; new inputs and crashes stay under BUILD_FUZZ/fuzz/work/.
 set -euo pipefail
 if (($# < 7)); then
-  sed -n '8,11p' "$0" >&2
+  sed -n '8,13p' "$0" >&2
   exit 2
 fi
 build_fuzz=$1 build_asan=$2 seconds=$3 ledger=$4 totals=$5 page=$6
