@@ -17,7 +17,7 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= resp_parser command_args log_entry entry_journal history_file snapshot etcd_log http_request script_catalog net
+FUZZ_TARGETS ?= resp_parser command_args log_entry entry_journal history_file snapshot etcd_log http_request script_catalog net net-numbers
 FUZZ_LEDGER  ?= $(BUILD_FUZZ)/fuzz/runs.jsonl
 JOBS       ?= $(shell nproc)
 RUNS       ?= 10
@@ -114,7 +114,7 @@ test: test-release test-asan test-fuzz
 
 # Long fuzzing, niced (scripts/fuzz-long.sh): each libFuzzer target
 # FUZZ_SECONDS, then the network fuzzer against the ASan server for
-# FUZZ_SECONDS. New inputs and crashes go to $(BUILD_FUZZ)/fuzz/work/<target>/.
+# FUZZ_SECONDS, plain (net) and in its extreme-numbers mode (net-numbers). New inputs and crashes go to $(BUILD_FUZZ)/fuzz/work/<target>/.
 # Every run is written to FUZZ_LEDGER (under the build), then folded into
 # the aggregate RELIABILITY_TOTALS (kept in the repository, so the volume
 # adds up across clones) and the fuzzing section of RELIABILITY_PAGE.

@@ -19,6 +19,7 @@
 #include "common/exit_codes.h"
 #include "common/unsafe_test_faults.h"
 #include "server/base/config.h"
+#include "server/base/wire_ceilings.h"
 #include "server/fd_table_reserve.h"
 #include "server/memory_retention.h"
 #include "server/server.h"
@@ -27,6 +28,10 @@
 
 namespace leasehold::tools {
 namespace {
+
+// A duration flag that becomes a steady_clock deadline: at most the longest
+// duration a request can carry, so now + it never overflows.
+const CLI::Range kWireDurationRange(std::uint64_t{0}, server::kMaxWireDurationMs);
 
 struct ServerFlags {
   server::ServerConfig config;
@@ -282,7 +287,7 @@ void register_server(CLI::App& app) {
   cmd->add_option("--max-output-bytes", c.max_output_bytes, "Unsent reply bytes per client before it is disconnected")->group(proto)->capture_default_str();
   cmd->add_option("--max-pipeline", c.max_pipeline, "Unanswered requests per client before reading pauses")->group(proto)->capture_default_str();
   cmd->add_option("--max-pipeline-bytes", c.max_pipeline_bytes, "Argument bytes of unanswered requests per client before reading pauses")->group(proto)->capture_default_str();
-  cmd->add_option("--idle-timeout-ms", flags->idle_timeout_ms, "Close clients that send no complete command this long after connecting, or whose partial command started this long ago; 0 = never")->group(proto)->capture_default_str();
+  cmd->add_option("--idle-timeout-ms", flags->idle_timeout_ms, "Close clients that send no complete command this long after connecting, or whose partial command started this long ago; 0 = never")->group(proto)->capture_default_str()->check(kWireDurationRange);
   cmd->add_option("--read-budget-us", flags->read_budget_us, "Loop time per turn for parsing and starting requests; clients read after it wait for a later turn, in arrival order (0 = no limit)")->group(proto)->capture_default_str()->check(CLI::Range(0, 1'000'000));
 
   auto* node = "Log, batching and snapshots";
@@ -327,9 +332,9 @@ void register_server(CLI::App& app) {
   cmd->add_option("--etcd-user", c.cluster.etcd_user, "etcd user (its role needs readwrite on /leasehold/<cluster>/); needs --etcd-password-file")->group(ha);
   cmd->add_option("--etcd-password-file", c.cluster.etcd_password_file, "File holding the etcd user's password (one line; not world-readable); re-read on SIGHUP")->group(ha);
   cmd->add_option("--etcd-lease-ttl", c.cluster.lease_ttl_s, "Seconds: TTL of the election lease; a dead primary is replaced after about this long")->group(ha)->capture_default_str();
-  cmd->add_option("--etcd-timeout-ms", flags->etcd_timeout_ms, "Deadline of each etcd call")->group(ha)->capture_default_str();
+  cmd->add_option("--etcd-timeout-ms", flags->etcd_timeout_ms, "Deadline of each etcd call")->group(ha)->capture_default_str()->check(kWireDurationRange);
   cmd->add_option("--etcd-startup-wait-ms", flags->etcd_startup_wait_ms, "At start, retry this long while etcd is unreachable before exiting; 0 = wait until etcd answers")->group(ha)->capture_default_str()->check(CLI::Range(std::uint64_t{0}, std::uint64_t{86'400'000}));
-  cmd->add_option("--append-timeout-ms", flags->append_timeout_ms, "How long one log append retries while etcd is unreachable before writes fail with -UNAVAILABLE")->group(ha)->capture_default_str();
+  cmd->add_option("--append-timeout-ms", flags->append_timeout_ms, "How long one log append retries while etcd is unreachable before writes fail with -UNAVAILABLE")->group(ha)->capture_default_str()->check(kWireDurationRange);
 
   // Hidden (no group): test-only switches, see enable_unsafe_test_faults().
   cmd->add_option("--unsafe-test-fault", flags->unsafe_test_faults, "")->group("");

@@ -173,6 +173,10 @@ Result<CompatSetArgs> parse_compat_set(const Args& args) {
       return bad;
     }
   }
+  // A compat key is a lock; one without expiry would never be freed if its
+  // holder died, which breaks the service's promise that every lock ends.
+  // So unlike Redis, SET needs PX or EX (docs/redis-compat.md).
+  if (!have_expiry) return Status(ErrorCode::kInvalidArgument, std::string(kCompatSetNeedsExpiry));
   out.command = with_body(std::move(body));
   return out;
 }
