@@ -31,6 +31,7 @@ struct BodyWriter {
     w.boolean(b.wait);
     w.varint(b.wait_ms);
     w.varint(b.delay_ms);
+    if (b.lease_ms != 0) w.varint(b.lease_ms);  // optional trailing field: old images stay valid
   }
   void operator()(const Release& b) { w.bytes(b.lock); w.varint(b.session); w.varint(b.token); }
   void operator()(const CancelWait& b) { w.bytes(b.lock); w.varint(b.session); }
@@ -55,6 +56,14 @@ struct BodyWriter {
     w.boolean(b.expire_sessions);
     w.varint(b.quarantine_ms);
   }
+  void operator()(const EndLease& b) { w.bytes(b.lock); w.varint(b.session); w.varint(b.token); }
+  void operator()(const ExtendLease& b) {
+    w.bytes(b.lock);
+    w.varint(b.session);
+    w.varint(b.token);
+    w.varint(b.lease_ms);
+  }
+  void operator()(const Transfer& b) { w.bytes(b.lock); w.varint(b.from); w.varint(b.token); w.varint(b.to); }
 };
 
 struct BodyReader {
@@ -79,6 +88,10 @@ struct BodyReader {
     b.wait = in.boolean();
     b.wait_ms = in.varint();
     b.delay_ms = in.varint();
+    if (in.ok() && !in.at_end()) {  // the body is last: more bytes are the lease
+      b.lease_ms = in.varint();
+      if (b.lease_ms == 0) in.fail();  // never written: one encoding per command
+    }
   }
   void operator()(Release& b) { b.lock = str(); b.session = in.varint(); b.token = in.varint(); }
   void operator()(CancelWait& b) { b.lock = str(); b.session = in.varint(); }
@@ -104,6 +117,14 @@ struct BodyReader {
     b.expire_sessions = in.boolean();
     b.quarantine_ms = in.varint();
   }
+  void operator()(EndLease& b) { b.lock = str(); b.session = in.varint(); b.token = in.varint(); }
+  void operator()(ExtendLease& b) {
+    b.lock = str();
+    b.session = in.varint();
+    b.token = in.varint();
+    b.lease_ms = in.varint();
+  }
+  void operator()(Transfer& b) { b.lock = str(); b.from = in.varint(); b.token = in.varint(); b.to = in.varint(); }
 };
 
 // Default-constructs the alternative with index `tag - 1`.
