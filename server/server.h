@@ -204,6 +204,8 @@ class Server final : public ConnectionHost, public ServerServices {
   void abandon_wait(const WaitKey& key);
   void push_to_watchers(core::SessionId session, const std::string& kind,
                         const std::function<void(resp::Writer&)>& body, std::size_t body_items);
+  // `acquired` push for a grant no blocked request takes (LOCK.TRANSFER).
+  void push_acquired(const core::Granted& g);
   void arm_node_timer();
   void sweep_idle();
   void begin_shutdown(const char* why);

@@ -47,6 +47,7 @@ struct ServerFlags {
   std::string protected_mode = "yes";
   std::string tls_auth_clients = "yes";
   std::vector<std::string> unsafe_test_faults;  // hidden; common/unsafe_test_faults.h
+  std::vector<std::string> max_hold;            // --max-hold PREFIX=DURATION, repeatable
 };
 
 // --unsafe-test-fault NAME (repeatable, hidden): test-only switches that
@@ -169,6 +170,15 @@ void run_server(ServerFlags& flags) {
   cfg.cluster.append_timeout = std::chrono::milliseconds(flags.append_timeout_ms);
   cfg.cluster.startup_wait = std::chrono::milliseconds(flags.etcd_startup_wait_ms);
   cfg.long_hold = std::chrono::milliseconds(flags.long_hold_ms);
+  for (const std::string& rule : flags.max_hold) {
+    auto parsed = server::parse_max_hold(rule);
+    if (!parsed) {
+      std::cerr << "leasehold server: " << parsed.status().message() << "\n";
+      set_exit_code(exit_code::kUsage);
+      return;
+    }
+    cfg.max_hold.push_back(std::move(parsed).value());
+  }
   if (!cfg.http_listen.empty()) {
     std::string host;
     std::uint16_t port = 0;
@@ -305,6 +315,7 @@ void register_server(CLI::App& app) {
   auto* ops = "Operations: HTTP endpoints, metrics, audit history (docs/operations.md)";
   cmd->add_option("--http-listen", c.http_listen, "host:port of the HTTP listener (/metrics, /healthz, /readyz, /api, dashboard at /); empty = off")->group(ops);
   cmd->add_option("--long-hold-ms", flags->long_hold_ms, "Holds older than this count as long-held (metric leasehold_long_held_locks, dashboard)")->group(ops)->capture_default_str()->check(CLI::Range(std::uint64_t{1}, std::uint64_t{365ULL * 86'400'000}));
+  cmd->add_option("--max-hold", flags->max_hold, "PREFIX=DURATION (repeatable): locks whose name starts with PREFIX are held at most DURATION (ms, s, m, h); also their lease when LOCK.ACQUIRE gives no LEASE. The longest prefix wins")->group(ops);
   cmd->add_option("--history-max-entries", c.history_max_entries, "Audit history records kept (in <data-dir>/history.log)")->group(ops)->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{100'000'000}));
 
   auto* ha = "Replicated mode on etcd (docs/cluster.md)";
