@@ -4,7 +4,7 @@ against a real server."""
 from __future__ import annotations
 
 import time
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import pytest
 
@@ -17,7 +17,7 @@ def make_client(*endpoints: str, **kw: object) -> leasehold.Client:
     return leasehold.Client(list(endpoints), **options)
 
 
-def holders(client: leasehold.Client, name: str) -> list:
+def holders(client: leasehold.Client, name: str) -> List[leasehold.Holder]:
     info = client.lock_info(name)
     return [] if info is None else info.holders
 
