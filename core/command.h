@@ -86,7 +86,8 @@ struct Acquire {
   // 0 = no lease; else the grant ends after lease_ms (from the grant, on the
   // log clock) even if the session lives: the primary proposes EndLease
   // (effect LeaseDeadline). Over kMaxSessionTtlMs is kLimitExceeded.
-  // Encoded only when non-zero (older logs decode with no lease).
+  // An Acquire with a lease has a type of its own in the codec, so older
+  // logs decode unchanged (no lease).
   std::uint64_t lease_ms = 0;
 };
 
