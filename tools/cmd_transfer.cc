@@ -3,7 +3,8 @@
 // the holder is looked up with LOCK.INFO, which works when the lock has one
 // holder whose session this user may see (its own, or any for an admin).
 // Prints the new token. Exit 1 when the server refuses (stale token, not
-// held, target not live or already holding/waiting, another user's session).
+// held, target not live or already holding/waiting); 64 for bad arguments,
+// several holders without --from/--token, and NOPERM.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
