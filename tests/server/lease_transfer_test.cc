@@ -29,9 +29,11 @@ class LeaseTransfer : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(server_.start(dir_.file("data"), {"--max-hold", "capped/=2s", "--max-hold", "capped/long/=1h"}));
   }
+  // RESP3, so replies are maps (Value::find) and pushes arrive.
   RespClient client() {
     RespClient c = server_.client();
     EXPECT_TRUE(c.connected());
+    EXPECT_EQ(c.call({"HELLO", "3"}).type, Type::kMap);
     return c;
   }
   // A RESP3 connection that opened a session and watches it.
