@@ -176,7 +176,10 @@ TEST_F(CliStopTest, TransferMovesTheLockAndStopsTheOldHolder) {
   ASSERT_EQ(moved.code, 0) << moved.err;
   EXPECT_NE(moved.out.find("to session " + to), std::string::npos) << moved.out;
   EXPECT_EQ(holder_session("moved"), to);
-  EXPECT_GT(std::stoull(holder_field("moved", "token")), std::stoull(old_token));
+  // The new token, from the CLI's line ("... to session S, token N").
+  const auto at = moved.out.rfind("token ");
+  ASSERT_NE(at, std::string::npos) << moved.out;
+  EXPECT_GT(std::stoull(moved.out.substr(at + 6)), std::stoull(old_token)) << moved.out;
   EXPECT_EQ(a.wait(10s), 76) << read_file(dir_.file("old.err"));
   EXPECT_NE(read_file(dir_.file("old.err")).find("transferred"), std::string::npos) << read_file(dir_.file("old.err"));
 }
