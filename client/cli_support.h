@@ -35,6 +35,7 @@ inline constexpr int kExitUnavailable = exit_code::kUnavailable;  // no server r
 inline constexpr int kExitInternal = exit_code::kInternal;        // a bug, or an unexpected reply
 inline constexpr int kExitNotAcquired = exit_code::kNotAcquired;  // `lock`: not granted within --wait
 inline constexpr int kExitLost = exit_code::kLost;                // `lock`: the lease was lost while CMD ran
+inline constexpr int kExitHoldEnded = exit_code::kHoldEnded;      // `lock --max-hold`: the hold ended while CMD ran
 inline constexpr int kExitCannotRun = exit_code::kCannotRun;      // `lock`: CMD could not be started
 inline constexpr int kExitNotFound = exit_code::kNotFound;        // `lock`: CMD not found
 

@@ -13,7 +13,8 @@ namespace {
 // The status a lock/session loss reason maps to: the lock was taken away
 // (revoked, replaced, released by another request) or the session ended.
 Status reason_status(const std::string& what, const std::string& reason) {
-  if (reason == "revoked" || reason == "replaced" || reason == "released-by-other") {
+  if (reason == "revoked" || reason == "replaced" || reason == "released-by-other" || reason == "lease-ended" ||
+      reason == "transferred") {
     return Status(ErrorCode::kNotHolder, what + " " + reason);
   }
   return Status(ErrorCode::kSessionExpired, what + " " + reason);

@@ -36,6 +36,8 @@ SessionState::SessionState(std::shared_ptr<Client> client_in, std::uint64_t id_i
       interval(options.keepalive_interval.count() > 0 ? options.keepalive_interval
                                                       : std::max(Millis(1), options.ttl / 3)),
       drift(drift_margin(options)),
+      drift_factor(std::clamp(options.drift_factor, 0.0, 1.0)),
+      drift_fixed(options.drift_fixed),
       wake_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       on_lost_(options.on_lost),
       on_lock_lost_(options.on_lock_lost),

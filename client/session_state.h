@@ -37,10 +37,16 @@ class HeldLock {
   std::stop_token stop_token() const { return stop_.get_token(); }
   // True for the first caller only.
   bool mark_lost(Status why);
+  // The end of the grant's lease as this client bounds it (send time of the
+  // request that started or extended it + lease - drift); Clock::time_point::max()
+  // without a lease.
+  Clock::time_point lease_deadline() const { return Clock::time_point(Clock::duration(lease_ticks_.load())); }
+  void set_lease_deadline(Clock::time_point at) { lease_ticks_.store(at.time_since_epoch().count()); }
 
  private:
   const std::string name_;
   const std::uint64_t token_;
+  std::atomic<Clock::rep> lease_ticks_{Clock::time_point::max().time_since_epoch().count()};
   std::atomic<bool> lost_{false};
   std::stop_source stop_;
   mutable std::mutex mu_;
@@ -59,6 +65,8 @@ struct SessionState {
   const Millis ttl;
   const Millis interval;
   const Millis drift;  // drift_margin(options)
+  const double drift_factor;  // options.drift_factor, clamped to [0, 1] (also bounds a lease)
+  const Millis drift_fixed;   // options.drift_fixed
   const int wake_fd;  // eventfd, readable once ended (-1 if it could not be made)
 
   Clock::time_point deadline() const;

@@ -44,6 +44,10 @@ void Node::Impl::track_effect(const core::Effect& effect) {
           timers_.remove_wait(e.lock, e.session);
         } else if constexpr (std::is_same_v<E, core::WakeAt>) {
           timers_.add_wake(log_clock_.steady_of(e.at));
+        } else if constexpr (std::is_same_v<E, core::LeaseDeadline>) {
+          timers_.add_lease(e.lock, e.session, e.token, log_clock_.steady_of(e.at));
+        } else if constexpr (std::is_same_v<E, core::LockLost>) {
+          timers_.remove_lease(e.lock, e.session);  // a grant that ended has no lease left to end
         }
       },
       effect);
@@ -79,6 +83,14 @@ void Node::Impl::run_due_timers() {
             [this, lock = lock, session = session](const core::ApplyResult& r) {
               if (is_retryable(r.reply)) timers_.add_wait(lock, session, clock_.now() + options_.timer_retry);
             });
+  }
+  for (Timers::DueLease& lease : due.leases) {
+    core::EndLease end{lease.lock, lease.session, lease.token};
+    propose(timer_command(std::move(end)), [this, lease = std::move(lease)](const core::ApplyResult& r) {
+      if (is_retryable(r.reply)) {
+        timers_.add_lease(lease.lock, lease.session, lease.token, clock_.now() + options_.timer_retry);
+      }
+    });
   }
   if (due.tick) {
     propose(timer_command(core::Tick{}), [this](const core::ApplyResult& r) {

@@ -5,8 +5,10 @@
 // released only when no process of the group is left. While it waits, it
 // names the holder: a redrawn line on a terminal, a line every 5 s in a log
 // (--progress, the default; --no-progress: quiet; tools/lock_progress.h).
+// With --max-hold the lock is taken with that LEASE, and the group is stopped
+// the same way when the hold ends (exit 79).
 // Exit status: CMD's own (128+signal if it was killed), or 75 not acquired,
-// 76 lost, 64 usage, 69 unreachable, 126/127 CMD cannot run / not found
+// 76 lost, 79 max hold reached, 64 usage, 69 unreachable, 126/127 CMD cannot run / not found
 // (common/exit_codes.h, docs/client.md).
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -42,6 +44,7 @@ struct LockArgs {
   std::string ttl = "10s";
   std::string wait = "30s";
   std::string grace = "10s";
+  std::string max_hold;  // empty: no LEASE
   bool shared = false;
   unsigned limit = 0;
   bool progress = true;          // --progress / --no-progress
@@ -76,13 +79,15 @@ constexpr auto kAfterKill = std::chrono::seconds(10);
 struct Outcome {
   int wait_status = 0;
   bool lost = false;
+  bool hold_ended = false;  // --max-hold reached (a loss of its own kind)
 };
 
 // Runs CMD's group to its end. A forwarded signal goes to the whole group
 // (SIGKILL follows after `grace`); a lost lease stops the group (SIGTERM, then
 // SIGKILL after `grace`); processes left in the group after CMD exits are
 // stopped the same way, so that nothing started under the lock outlives it.
-Outcome supervise(proc::ProcessGroup& group, const client::LockGuard& guard, Millis grace) {
+Outcome supervise(proc::ProcessGroup& group, const client::LockGuard& guard, Millis grace,
+                  const std::string& max_hold) {
   Outcome out;
   std::optional<client::Clock::time_point> give_up;
   bool leftovers = false;
@@ -96,8 +101,14 @@ Outcome supervise(proc::ProcessGroup& group, const client::LockGuard& guard, Mil
     }
     if (!out.lost && !guard.valid()) {
       out.lost = true;
-      std::cerr << "leasehold lock: lost lock '" << guard.name()
-                << "': " << guard.status().message() << "; stopping the command\n";
+      out.hold_ended = guard.lease_over() || guard.status().message().find("lease-ended") != std::string::npos;
+      if (out.hold_ended) {
+        std::cerr << "leasehold lock: the max hold (" << max_hold << ") of lock '" << guard.name()
+                  << "' ended; stopping the command (SIGTERM, then SIGKILL after --grace)\n";
+      } else {
+        std::cerr << "leasehold lock: lost lock '" << guard.name()
+                  << "': " << guard.status().message() << "; stopping the command\n";
+      }
       group.stop(grace);
     }
     const bool empty = group.empty();
@@ -140,6 +151,16 @@ int run_lock(LockArgs& a) {
   if (!wait) return cli::report("lock", Status(wait.status().code(), "--wait: " + wait.status().message()));
   auto grace = cli::parse_duration(a.grace);
   if (!grace) return cli::report("lock", Status(grace.status().code(), "--grace: " + grace.status().message()));
+  std::optional<Millis> max_hold;
+  if (!a.max_hold.empty()) {
+    auto hold = cli::parse_duration(a.max_hold);
+    if (!hold) return cli::report("lock", Status(hold.status().code(), "--max-hold: " + hold.status().message()));
+    if (hold->count() <= 0 || static_cast<std::uint64_t>(hold->count()) > 2147483647ULL) {
+      return cli::report("lock", Status(ErrorCode::kInvalidArgument,
+                                        "--max-hold: must be above 0 and at most 2147483647ms (about 24.8 days)"));
+    }
+    max_hold = *hold;
+  }
   if (a.command.empty()) {
     return cli::report("lock", Status(ErrorCode::kInvalidArgument, "no command given (use -- CMD ARGS...)"));
   }
@@ -160,6 +181,7 @@ int run_lock(LockArgs& a) {
   if (!session) return cli::report("lock", session.status());
 
   client::LockOptions lo;
+  if (max_hold) lo.lease = *max_hold;
   if (a.shared) lo.mode = client::LockMode::kShared;
   if (a.limit > 0) {
     lo.mode = client::LockMode::kSemaphore;
@@ -197,10 +219,15 @@ int run_lock(LockArgs& a) {
     (void)(*session)->close();
     return code;
   }
-  const Outcome outcome = supervise(**group, *guard, *grace);
+  const Outcome outcome = supervise(**group, *guard, *grace, a.max_hold);
   const bool lost = outcome.lost;
   const int wstatus = outcome.wait_status;
   group->reset();  // the terminal back to us
+  if (outcome.hold_ended) {
+    (void)guard->release();  // ends on the server soon anyway; free it now if it has not
+    (void)(*session)->close();
+    return cli::kExitHoldEnded;
+  }
   if (lost) return cli::kExitLost;
   Status released = guard->release();
   if (released.code() == ErrorCode::kNotHolder || released.code() == ErrorCode::kSessionExpired ||
@@ -226,6 +253,9 @@ void register_lock(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--grace", args->grace, "After a loss: SIGTERM, then SIGKILL after this")
       ->capture_default_str();
+  cmd->add_option("--max-hold", args->max_hold,
+                  "Hold the lock at most this long (LEASE): then stop the command (SIGTERM, SIGKILL after "
+                  "--grace) and exit 79 (10m, 90s)");
   auto* shared = cmd->add_flag("--shared", args->shared, "Take the lock in shared (reader) mode");
   cmd->add_option("--limit", args->limit, "Semaphore: at most N holders")
       ->check(cli::whole_number(1, 1'000'000))

@@ -53,6 +53,7 @@ struct ServerFlags {
   std::string http_auth = "users";
   std::string tls_auth_clients = "yes";
   std::vector<std::string> unsafe_test_faults;  // hidden; common/unsafe_test_faults.h
+  std::vector<std::string> max_hold;            // --max-hold PREFIX=DURATION, repeatable
 };
 
 // --unsafe-test-fault NAME (repeatable, hidden): test-only switches that
@@ -181,6 +182,15 @@ void run_server(ServerFlags& flags) {
   cfg.cluster.append_timeout = std::chrono::milliseconds(flags.append_timeout_ms);
   cfg.cluster.startup_wait = std::chrono::milliseconds(flags.etcd_startup_wait_ms);
   cfg.long_hold = std::chrono::milliseconds(flags.long_hold_ms);
+  for (const std::string& rule : flags.max_hold) {
+    auto parsed = server::parse_max_hold(rule);
+    if (!parsed) {
+      std::cerr << "leasehold server: " << parsed.status().message() << "\n";
+      set_exit_code(exit_code::kUsage);
+      return;
+    }
+    cfg.max_hold.push_back(std::move(parsed).value());
+  }
   if (!cfg.http_listen.empty()) {
     std::string host;
     std::uint16_t port = 0;
@@ -319,6 +329,7 @@ void register_server(CLI::App& app) {
   cmd->add_option("--http-auth", flags->http_auth, "users: /metrics, /api and the dashboard need a user with +@monitor (Basic or bearer token); none: open to anyone who reaches the port (warned at start)")->group(ops)->check(CLI::IsMember({"users", "none"}))->capture_default_str();
   cmd->add_flag("--http-tls", c.http_tls, "Serve HTTPS on --http-listen with --tls-cert-file / --tls-key-file (re-read on SIGHUP)")->group(ops);
   cmd->add_option("--long-hold-ms", flags->long_hold_ms, "Holds older than this count as long-held (metric leasehold_long_held_locks, dashboard)")->group(ops)->capture_default_str()->check(CLI::Range(std::uint64_t{1}, std::uint64_t{365ULL * 86'400'000}));
+  cmd->add_option("--max-hold", flags->max_hold, "PREFIX=DURATION (repeatable): locks whose name starts with PREFIX are held at most DURATION (ms, s, m, h); also their lease when LOCK.ACQUIRE gives no LEASE. The longest prefix wins")->group(ops);
   cmd->add_option("--history-max-entries", c.history_max_entries, "Audit history records kept (in <data-dir>/history.log)")->group(ops)->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{100'000'000}));
 
   auto* ha = "Replicated mode on etcd (docs/cluster.md)";

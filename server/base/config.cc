@@ -69,6 +69,7 @@ Status validate_config(const ServerConfig& c) {
     return refuse(fmt::format("--min-ttl-ms {} is above --max-ttl-ms {}: no session could be opened",
                               l.min_ttl_ms, l.max_ttl_ms));
   }
+  if (Status st = validate_max_holds(c.max_hold); !st) return st;
   if (c.protocol.max_bulk_bytes < kMinBulkBytes) {
     return refuse(fmt::format("--proto-max-bulk-len {} is below {}: commands would not fit", c.protocol.max_bulk_bytes,
                               kMinBulkBytes));

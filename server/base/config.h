@@ -7,10 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cluster/cluster_member.h"
 #include "node/node.h"
 #include "resp/parser.h"
+#include "server/base/max_hold.h"
 #include "server/base/tls_options.h"
 
 namespace leasehold::server {
@@ -63,6 +65,9 @@ struct ServerConfig {
   bool http_tls = false;                       // --http-tls: HTTPS with the --tls-cert/key-file
   std::chrono::milliseconds long_hold{60'000}; // holds older than this count as long-held
   std::size_t history_max_entries = 100'000;   // audit history records kept
+  // --max-hold PREFIX=DURATION: per lock-name prefix, the default lease and
+  // the ceiling of LEASE / LOCK.EXTEND (server/base/max_hold.h).
+  std::vector<MaxHold> max_hold;
   // Security (docs/security.md). Users come from users_file; requirepass_file
   // holds the default user's password. Both are re-read on SIGHUP / ACL LOAD.
   std::string users_file;

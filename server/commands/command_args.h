@@ -12,7 +12,9 @@
 // Every number is range-checked here, before any arithmetic or unit
 // conversion (docs/protocol.md, "Numeric arguments"): a duration is at most
 // kMaxWireDurationMs, and a TTL at most core::kMaxSessionTtlMs; core then
-// applies the configured limits (max_wait_ms, max_delay_ms, max_ttl_ms).
+// applies the configured limits (max_wait_ms, max_delay_ms, max_ttl_ms). A
+// LEASE or LOCK.EXTEND ms is at most core::kMaxSessionTtlMs (the handler
+// applies --max-hold).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -38,6 +40,8 @@ Result<core::Command> parse_session_open(const Args& args);    // SESSION.OPEN t
 Result<core::Command> parse_lock_acquire(const Args& args);    // LOCK.ACQUIRE name session [options]
 Result<core::Command> parse_lock_release(const Args& args);    // LOCK.RELEASE name session token [SEQ n]
 Result<core::Command> parse_fence_put(const Args& args);       // FENCE.PUT key value lock token
+Result<core::Command> parse_lock_extend(const Args& args);     // LOCK.EXTEND name session token ms
+Result<core::Command> parse_lock_transfer(const Args& args);   // LOCK.TRANSFER name from token to
 
 struct CompatSetArgs {
   core::Command command;    // a CompatSet

@@ -25,6 +25,8 @@ std::string_view audit_kind_name(AuditKind kind) {
     case AuditKind::kRevoke: return "revoke";
     case AuditKind::kKill: return "kill";
     case AuditKind::kLockDelay: return "lock-delay";
+    case AuditKind::kLeaseEnded: return "lease-ended";
+    case AuditKind::kTransfer: return "transfer";
   }
   return "unknown";
 }
@@ -44,6 +46,9 @@ std::string_view audit_cause_text(AuditCause cause) {
     case AuditCause::kSessionKilled: return "session killed";
     case AuditCause::kRevoked: return "revoked";
     case AuditCause::kLockDelay: return "lock-delay after the holder's session ended";
+    case AuditCause::kLeaseEnded: return "lease ended";
+    case AuditCause::kTransferred: return "transferred to another session";
+    case AuditCause::kTransferredIn: return "received by transfer";
   }
   return "unknown";
 }
@@ -171,6 +176,9 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
               end_hold(AuditKind::kRelease, body.key, b->second, 0, AuditCause::kCompatDelete, now, out);
             }
           }
+        } else if constexpr (std::is_same_v<T, core::Transfer>) {
+          end_hold(AuditKind::kTransfer, body.lock, body.from, body.token, AuditCause::kTransferred, now, out);
+          grant(body.lock, body.to, reply.token, AuditCause::kTransferredIn, now, after, out);
         } else if constexpr (std::is_same_v<T, core::ExpireSession> || std::is_same_v<T, core::KillSession>) {
           AuditEvent e;
           e.kind = std::is_same_v<T, core::KillSession> ? AuditKind::kKill : AuditKind::kExpiry;
@@ -192,6 +200,7 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
   std::set<std::string> delayed;
   for (const core::Effect& effect : result.effects) {
     if (const auto* g = std::get_if<core::Granted>(&effect)) {
+      if (std::holds_alternative<core::Transfer>(command.body)) continue;  // recorded from the command, above
       grant(g->lock, g->session, g->token, AuditCause::kGrantedFromQueue, now, after, out);
     } else if (const auto* l = std::get_if<core::LockLost>(&effect)) {
       switch (l->reason) {
@@ -212,8 +221,14 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
           break;
         case core::LossReason::kReleasedByOther:
           break;  // recorded from the Release command itself, above
+        case core::LossReason::kLeaseEnded:
+          end_hold(AuditKind::kLeaseEnded, l->lock, l->session, l->token, AuditCause::kLeaseEnded, now, out);
+          break;
+        case core::LossReason::kTransferred:
+          break;  // recorded from the Transfer command itself, above
       }
-      if (l->reason == core::LossReason::kExpired || l->reason == core::LossReason::kKilled) {
+      if (l->reason == core::LossReason::kExpired || l->reason == core::LossReason::kKilled ||
+          l->reason == core::LossReason::kLeaseEnded) {
         auto info = after.lock(l->lock);
         if (info && info->delay_until > now && delayed.insert(l->lock).second) {
           AuditEvent e;

@@ -197,7 +197,10 @@ prometheus::Counter* Metrics::releases_by_cause(AuditCause cause) const {
     case AuditCause::kSessionExpired:
     case AuditCause::kSessionKilled:
     case AuditCause::kRevoked:
-    case AuditCause::kLockDelay: break;
+    case AuditCause::kLockDelay:
+    case AuditCause::kLeaseEnded:
+    case AuditCause::kTransferred:
+    case AuditCause::kTransferredIn: break;
   }
   // EventDeriver gives a release only the five causes above.
   LEASEHOLD_ASSERT(false, "a release event with cause \"{}\"", audit_cause_text(cause));
@@ -219,6 +222,8 @@ void Metrics::record(const AuditEvent& e) {
     case AuditKind::kRevoke: revokes_revoked_->Increment(); break;
     case AuditKind::kKill: (e.lock.empty() ? kills_session_ : kills_lock_)->Increment(); break;
     case AuditKind::kLockDelay: lock_delays_->Increment(); return;
+    case AuditKind::kLeaseEnded:
+    case AuditKind::kTransfer: break;  // no counter of their own: the hold histogram below
   }
   if (e.hold_ms >= 0 && !e.lock.empty()) hold_->Observe(static_cast<double>(e.hold_ms) / 1000.0);
 }

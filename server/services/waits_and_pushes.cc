@@ -25,6 +25,8 @@ std::string_view loss_reason(core::LossReason r) {
     case core::LossReason::kClosed: return "closed";
     case core::LossReason::kReplaced: return "replaced";
     case core::LossReason::kReleasedByOther: return "released-by-other";
+    case core::LossReason::kLeaseEnded: return "lease-ended";
+    case core::LossReason::kTransferred: return "transferred";
   }
   return "unknown";
 }
@@ -144,6 +146,29 @@ void WaitsAndPushes::push_to_watchers(core::SessionId session, const std::string
   }
 }
 
+void WaitsAndPushes::push_acquired(const core::Granted& g) {
+  // The grant's lease left, so the new holder can keep its safe deadline.
+  std::int64_t lease_ms = 0;
+  if (auto info = node_->state().lock(g.lock)) {
+    const core::LogMillis now = node_->log_now();
+    for (const core::HolderInfo& h : info->holders) {
+      if (h.session == g.session && h.token == g.token && h.lease_until != 0) {
+        lease_ms = h.lease_until > now ? static_cast<std::int64_t>(h.lease_until - now) : 0;
+        if (lease_ms == 0) lease_ms = 1;  // due: ends at once (0 means "no lease")
+      }
+    }
+  }
+  push_to_watchers(
+      g.session, "acquired",
+      [&](resp::Writer& w) {
+        w.integer(static_cast<std::int64_t>(g.session));
+        w.bulk(g.lock);
+        w.integer(static_cast<std::int64_t>(g.token));
+        w.integer(lease_ms);
+      },
+      4);
+}
+
 void WaitsAndPushes::on_effect(const core::Effect& effect) {
   std::visit(
       Overloaded{
@@ -156,6 +181,8 @@ void WaitsAndPushes::on_effect(const core::Effect& effect) {
               core::Command cmd;
               cmd.body = core::Release{g.lock, g.session, g.token};
               node_->propose(std::move(cmd), nullptr);
+            } else {
+              push_acquired(g);  // no blocked request to answer (LOCK.TRANSFER): tell the watchers
             }
           },
           [&](const core::WaitEnded& w) {

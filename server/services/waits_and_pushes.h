@@ -94,6 +94,8 @@ class WaitsAndPushes {
   void abandon_wait(const WaitKey& key);
   void push_to_watchers(core::SessionId session, const std::string& kind,
                         const std::function<void(resp::Writer&)>& body, std::size_t body_items);
+  // `acquired` push for a grant no blocked request takes (LOCK.TRANSFER).
+  void push_acquired(const core::Granted& g);
 
   const ConnectionRegistry& connections_;
   node::Node* node_ = nullptr;

@@ -288,6 +288,18 @@ class Client:
         of ``lock``; returns the token. ``StaleToken`` otherwise."""
         return _replies.as_int(self.call("FENCE.PUT", key, value, lock, token))
 
+    def extend(self, name: str, session: int, token: int, lease_ms: int) -> None:
+        """LOCK.EXTEND: the grant's lease now ends ``lease_ms`` from now.
+        ``StaleToken``, ``NotHolder``, ``Conflict`` (no lease), ``LimitExceeded``
+        (over the server's --max-hold)."""
+        self.call("LOCK.EXTEND", name, session, token, lease_ms)
+
+    def transfer(self, name: str, from_session: int, token: int, to_session: int) -> int:
+        """LOCK.TRANSFER: moves the grant to ``to_session``; returns its new,
+        higher token. ``StaleToken``, ``NotHolder``, ``NotFound`` (target not
+        live), ``Conflict`` (target holds or waits for the lock)."""
+        return _replies.as_int(self.call("LOCK.TRANSFER", name, from_session, token, to_session))
+
     def fenced_get(self, key: str) -> Optional[FencedValue]:
         return _replies.fenced_value(self.call("FENCE.GET", key, resend_if_sent=True))
 
