@@ -1,9 +1,9 @@
 #include "server/base/max_hold.h"
 
-#include <charconv>
 
 #include <fmt/format.h>
 
+#include "common/duration_text.h"
 #include "core/types.h"
 
 namespace leasehold::server {
@@ -19,29 +19,14 @@ Status bad(std::string_view text, std::string_view why) {
 Result<MaxHold> parse_max_hold(std::string_view text) {
   const auto eq = text.rfind('=');
   if (eq == std::string_view::npos) return bad(text, "no '='");
-  const std::string_view duration = text.substr(eq + 1);
-  std::size_t digits = 0;
-  while (digits < duration.size() && duration[digits] >= '0' && duration[digits] <= '9') ++digits;
-  if (digits == 0) return bad(text, "the duration must start with a whole number");
-  std::uint64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(duration.data(), duration.data() + digits, value);
-  if (ec != std::errc() || ptr != duration.data() + digits || value > core::kMaxSessionTtlMs) {
+  auto duration = parse_duration_text(text.substr(eq + 1));
+  if (!duration) return bad(text, duration.status().message());
+  if (duration->count() == 0) return bad(text, "the duration must be above 0");
+  if (static_cast<std::uint64_t>(duration->count()) > core::kMaxSessionTtlMs) {
     return bad(text, fmt::format("the duration is over the largest lease, {} ms (about 24.8 days)",
                                  core::kMaxSessionTtlMs));
   }
-  const std::string_view unit = duration.substr(digits);
-  std::uint64_t scale = 0;
-  if (unit == "ms") scale = 1;
-  else if (unit == "s") scale = 1000;
-  else if (unit == "m") scale = 60'000;
-  else if (unit == "h") scale = 3'600'000;
-  else return bad(text, unit.empty() ? "add a unit: ms, s, m or h" : fmt::format("unknown unit '{}'", unit));
-  if (value == 0) return bad(text, "the duration must be above 0");
-  if (value > core::kMaxSessionTtlMs / scale) {
-    return bad(text, fmt::format("the duration is over the largest lease, {} ms (about 24.8 days)",
-                                 core::kMaxSessionTtlMs));
-  }
-  return MaxHold{std::string(text.substr(0, eq)), value * scale};
+  return MaxHold{std::string(text.substr(0, eq)), static_cast<std::uint64_t>(duration->count())};
 }
 
 Status validate_max_holds(const std::vector<MaxHold>& rules) {

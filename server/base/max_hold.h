@@ -24,8 +24,8 @@ struct MaxHold {
   friend bool operator==(const MaxHold&, const MaxHold&) = default;
 };
 
-// Parses "PREFIX=DURATION" (DURATION: a whole number and a unit, ms, s, m or
-// h, e.g. "jobs/=10m", "=90s"). kInvalidArgument naming the problem, e.g. a
+// Parses "PREFIX=DURATION" (DURATION as common/duration_text.h reads it,
+// e.g. "jobs/=10m", "=90s"). kInvalidArgument naming the problem, e.g. a
 // missing '=', a bad unit, 0, or a duration over the largest lease
 // (core::kMaxSessionTtlMs, about 24.8 days).
 Result<MaxHold> parse_max_hold(std::string_view text);
