@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include <map>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/command_codec.h"
@@ -29,10 +31,12 @@ constexpr int kFullCheckEvery = 1;
 constexpr int kRestoreEvery = 1'000;
 
 std::string describe(const Command& c) {
-  static const char* const kNames[] = {"OpenSession", "CloseSession", "ExpireSession", "KillSession",
-                                       "SetSessionTtl", "Acquire", "Release", "CancelWait",
-                                       "TimeoutWait", "Revoke", "Tick", "FencePut", "CompatSet",
-                                       "CompatDelete"};
+  static constexpr const char* kNames[] = {"OpenSession", "CloseSession", "ExpireSession", "KillSession",
+                                           "SetSessionTtl", "Acquire", "Release", "CancelWait",
+                                           "TimeoutWait", "Revoke", "Tick", "FencePut", "CompatSet",
+                                           "CompatDelete", "Reopen", "EndLease", "ExtendLease", "Transfer"};
+  // One name per alternative of the command variant, in its order.
+  static_assert(std::size(kNames) == std::variant_size_v<leasehold::core::CommandBody>);
   return std::string(kNames[c.body.index()]) + " now=" + std::to_string(c.now) +
          " session=" + std::to_string(c.session) + " seq=" + std::to_string(c.seq);
 }
