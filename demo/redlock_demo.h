@@ -23,7 +23,7 @@
 // and writes; A, whose validity still shows most of its TTL, writes too
 // (CORRUPTED). With leasehold the clock fault is real: the scenario's
 // leasehold server is a second private server whose clocks, monotonic too,
-// run 2x fast under libfaketime (common/clock_fault.h, as the torture
+// run twice as fast under libfaketime (common/clock_fault.h, as the torture
 // suite's `--clock rate:X`), so it expires frozen A's session after half its
 // TTL in real time, while A's own clock says the lease is still good. B is
 // granted a higher token, and A's write is REFUSED (SAFE). Without
