@@ -11,6 +11,7 @@
 
 #include "tests/client/cli_fixture.h"
 #include "tests/server/security_fixture.h"
+#include "tests/server/tls_certs.h"
 
 namespace leasehold::testing {
 namespace {
@@ -34,21 +35,14 @@ class CliExitCodes : public CliTest {
     ASSERT_TRUE(secure_.start(dir_.file("data-secure"), {"--users-file", dir_.file("users.acl")}));
     write_text(dir_.file("alice.pw"), "alicepw\n");
   }
-  // A server with a TLS port (certificates made now by `openssl`); its
-  // "host:port" of the TLS port.
+  // A server with a TLS port (certificates made now by `openssl`,
+  // tests/server/tls_certs.h); its "host:port" of the TLS port.
   std::string start_tls_server() {
-    const std::string d = dir_.path();
-    const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-    const std::string made = sh(
-        "cd " + d + " && ( printf \"subjectAltName=IP:127.0.0.1\\n\" > san.ext"
-        " && openssl req -x509 " + key + " -keyout ca.key -out ca.crt -days 2 -subj /CN=ca"
-        " && openssl req " + key + " -keyout srv.key -out srv.csr -subj /CN=127.0.0.1"
-        " && openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt -days 2"
-        " -extfile san.ext ) >/dev/null 2>&1 && echo made", 120);
-    EXPECT_EQ(made, "made\n");
+    const TlsCerts certs(dir_);
+    EXPECT_TRUE(certs.ok());
     const std::uint16_t port = free_port();
-    EXPECT_TRUE(tls_.start(dir_.file("data-tls"), {"--tls-listen", loopback(port), "--tls-cert-file", d + "/srv.crt",
-                                                   "--tls-key-file", d + "/srv.key", "--tls-auth-clients", "no"}));
+    EXPECT_TRUE(tls_.start(dir_.file("data-tls"), {"--tls-listen", loopback(port), "--tls-cert-file", certs.path("server.crt"),
+                                                   "--tls-key-file", certs.path("server.key"), "--tls-auth-clients", "no"}));
     EXPECT_TRUE(wait_for_port(port, 10s));
     return loopback(port);
   }
