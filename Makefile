@@ -94,17 +94,23 @@ check: deps-test
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
-# The ASan+UBSan tier of `make test`: built without the tests labelled long
-# (-DLEASEHOLD_LONG_TESTS=OFF: their sources are not even compiled) and
-# without the benchmarks, which only long tests use.
+# The ASan+UBSan tier of `make test`: the in-process tests and the server's
+# and the C++ client's real-process tests (label asan_tier, chosen in
+# tests/CMakeLists.txt), built alone (target asan_tier_tests), without the
+# tests labelled long (-DLEASEHOLD_LONG_TESTS=OFF: their sources are not even
+# compiled) and without the benchmarks. The rest runs under ASan in
+# `make test-long`.
 test-asan: deps-test
 	@cmake $(ASAN_CMAKE) -DLEASEHOLD_LONG_TESTS=OFF -DLEASEHOLD_BUILD_BENCH=OFF >/dev/null
-	@cmake --build $(BUILD_ASAN) -j $(JOBS)
-	cd $(BUILD_ASAN) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 900 -LE '^(no_asan|long)$$'
+	@cmake --build $(BUILD_ASAN) -j $(JOBS) --target asan_tier_tests
+	cd $(BUILD_ASAN) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 900 -L '^asan_tier$$' -LE '^(no_asan|long)$$'
 
-# What leaves `make test` under ASan+UBSan: the tests labelled long.
+# What leaves `make test` under ASan+UBSan: every test outside the ASan tier
+# (tests/CMakeLists.txt: cluster, etcd, torture, the other clients...) and
+# the tests labelled long. The release tier of `make test` runs all of them.
 test-long: build-asan
-	cd $(BUILD_ASAN) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 900 -L '^long$$' -LE '^no_asan$$'
+	cd $(BUILD_ASAN) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 900 -LE '^(no_asan|asan_tier)$$'
+	cd $(BUILD_ASAN) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 900 -L '^asan_tier$$' -L '^long$$' -LE '^no_asan$$'
 
 # A short run (LEASEHOLD_FUZZ_SECONDS, 8 s) of each libFuzzer target over its seed corpus.
 test-fuzz: build-fuzz
