@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 
 #include "../slots/keyslot_names.h"
@@ -293,6 +294,26 @@ TEST(ShardMapCheck, OneShardOwningEverySlotServes) {
   const Value s = c.call({"SESSION.OPEN", "10000"});
   ASSERT_EQ(s.type, Type::kInteger);
   EXPECT_EQ(static_cast<std::uint64_t>(s.integer) >> kShardShift, 5U);
+}
+
+TEST(ShardMapCheck, TheMapMayComeFromTheConfigFile) {
+  TempDir dir("shards-config");
+  const std::uint16_t port = free_port();
+  const std::string config = dir.file("leasehold.toml");
+  {
+    std::ofstream out(config);
+    out << "shard-id = 2\n"
+        << "shard-slots = \"100-16383\"\n"
+        << "shard-peers = [\"1@127.0.0.1:" << free_port() << "=0-99\"]\n";
+  }
+  ServerProcess server;
+  ASSERT_TRUE(server.start_on(port, dir.file("data"), {"--config", config}));
+  RespClient c = server.client();
+  const Value slots = c.call({"CLUSTER", "SLOTS"});
+  ASSERT_EQ(slots.elements.size(), 2U) << slots.debug_string();
+  EXPECT_EQ(slots.elements[1].elements[0], Value::integer_value(100));
+  EXPECT_EQ(slots.elements[1].elements[2].elements[1], Value::integer_value(port));
+  EXPECT_EQ(c.call({"CLUSTER", "MYID"}), Value::bulk(std::string(39, '0') + "2"));
 }
 
 TEST(ShardMapCheck, AnUnshardedServerHasNoClusterSupport) {
