@@ -17,8 +17,10 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "core/types.h"
+#include "slots/slot_set.h"
 
 namespace leasehold::core {
 
@@ -233,10 +235,31 @@ struct Transfer {
   SessionId to = 0;
 };
 
+// --- shards (DESIGN.md section 7) -------------------------------------------
+
+// Proposed by a shard's primary at start when its configured hash slots (or
+// shard id) differ from the applied ones. Records which of the 16384 hash
+// slots this shard owns, and the shard's id, which from then on is in the
+// high bits of every session id it opens (core/types.h). A state that never
+// applied one is unsharded: it owns every slot and its ids carry no shard.
+// The server routes by it (a name in a slot not owned gets -MOVED).
+// Reply: kOk; kInvalidArgument for a shard id outside 1..kMaxShardId or
+// ranges that are not SlotSet::ranges() of a set; kConflict (no change) when
+// the log already records another shard id (a shard keeps its id: its
+// sessions' ids name it), or when the revision is past the session id space
+// (kSessionSerialMask).
+struct SetOwnedSlots {
+  // The owned slots as SlotSet::ranges() gives them: inclusive, ascending,
+  // apart (not adjacent), below kSlotCount. Ranges, not a SlotSet, so that
+  // a Command stays small (a SlotSet is a 2 KB bitmap).
+  std::vector<slots::SlotRange> slots;
+  std::uint32_t shard = 0;
+};
+
 using CommandBody = std::variant<OpenSession, CloseSession, ExpireSession, KillSession,
                                  SetSessionTtl, Acquire, Release, CancelWait, TimeoutWait,
                                  Revoke, Tick, FencePut, CompatSet, CompatDelete, Reopen,
-                                 EndLease, ExtendLease, Transfer>;
+                                 EndLease, ExtendLease, Transfer, SetOwnedSlots>;
 
 struct Command {
   LogMillis now = 0;     // the primary's log clock when proposed

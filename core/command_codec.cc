@@ -64,6 +64,14 @@ struct BodyWriter {
     w.varint(b.lease_ms);
   }
   void operator()(const Transfer& b) { w.bytes(b.lock); w.varint(b.from); w.varint(b.token); w.varint(b.to); }
+  void operator()(const SetOwnedSlots& b) {
+    w.varint(b.shard);
+    w.varint(b.slots.size());
+    for (const slots::SlotRange& r : b.slots) {
+      w.varint(r.first);
+      w.varint(r.last);
+    }
+  }
 };
 
 struct BodyReader {
@@ -126,6 +134,22 @@ struct BodyReader {
     b.lease_ms = in.varint();
   }
   void operator()(Transfer& b) { b.lock = str(); b.from = in.varint(); b.token = in.varint(); b.to = in.varint(); }
+  void operator()(SetOwnedSlots& b) {
+    b.shard = static_cast<std::uint32_t>(in.varint_max(kMaxShardId));
+    // Ranges ascending, apart and inside the slot space: one encoding per set.
+    const std::size_t n = in.count(2);
+    std::uint64_t next = 0;  // the lowest slot the next range may start at
+    for (std::size_t i = 0; i < n && in.ok(); ++i) {
+      const std::uint64_t first = in.varint();
+      const std::uint64_t last = in.varint();
+      if (!in.ok() || first < next || last < first || last >= slots::kSlotCount || (i > 0 && first == next)) {
+        in.fail();
+        return;
+      }
+      b.slots.push_back(slots::SlotRange{static_cast<slots::Slot>(first), static_cast<slots::Slot>(last)});
+      next = last + 1;
+    }
+  }
 };
 
 // Default-constructs the alternative with index `tag - 1`.

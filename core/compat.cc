@@ -70,12 +70,15 @@ Reply apply_compat_set(Ctx& c, const CompatSet& set) {
                                                       " is at max_locks " + num(lim.max_locks));
   }
 
+  if (Reply r = check_session_id_space(c); r.is_error()) return r;
+
   Reply reply;
   if (set.return_old && old != nullptr) reply.value = old->value;
   if (old != nullptr) end_session(c, old->session, EndKind::kReplace);  // frees key, lock, value
 
-  Session& sess = c.s.sessions[c.rev];
-  note_session_opened(c.s, c.rev);
+  const SessionId id = new_session_id(c);
+  Session& sess = c.s.sessions[id];
+  note_session_opened(c.s, id);
   sess.ttl_ms = session_ttl(set.ttl_ms);
   sess.opened_at = c.now;
   sess.set_labels("compat", "");
@@ -86,13 +89,13 @@ Reply apply_compat_set(Ctx& c, const CompatSet& set) {
   // The key's lock is exclusive: the old holder (if any) was ended above.
   LEASEHOLD_ASSERT(l.holders.empty(), "compat key '{}' still has {} holder(s)", set.key, l.holders.size());
   LEASEHOLD_ASSERT(c.rev >= l.last_token, "compat token {} below last token {}", c.rev, l.last_token);
-  l.holders.push_back(Holder{c.rev, c.rev, c.now, 0, 0, LockMode::kExclusive});
+  l.holders.push_back(Holder{id, c.rev, c.now, 0, 0, LockMode::kExclusive});
   l.last_token = c.rev;
   sess.lock_list().push_back(&*it);
-  c.s.compat[set.key] = CompatValue{set.value, c.rev, c.rev};
-  c.effects.emplace_back(SessionStarted{c.rev, set.ttl_ms});
+  c.s.compat[set.key] = CompatValue{set.value, c.rev, id};
+  c.effects.emplace_back(SessionStarted{id, set.ttl_ms});
   reply.token = c.rev;
-  reply.session = c.rev;
+  reply.session = id;
   return reply;
 }
 

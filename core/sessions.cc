@@ -140,15 +140,17 @@ Reply apply_open_session(Ctx& c, const OpenSession& o) {
     return Reply::fail(ErrorCode::kLimitExceeded, "session count " + num(c.s.sessions.size()) +
                                                       " is at max_sessions " + num(lim.max_sessions));
   }
-  Session& sess = c.s.sessions[c.rev];
-  note_session_opened(c.s, c.rev);
+  if (Reply r = check_session_id_space(c); r.is_error()) return r;
+  const SessionId id = new_session_id(c);
+  Session& sess = c.s.sessions[id];
+  note_session_opened(c.s, id);
   sess.ttl_ms = session_ttl(o.ttl_ms);
   sess.opened_at = c.now;
   sess.set_labels(o.owner, o.user);
   if (!o.user.empty()) ++c.s.sessions_with_user;
-  c.effects.emplace_back(SessionStarted{c.rev, o.ttl_ms});
+  c.effects.emplace_back(SessionStarted{id, o.ttl_ms});
   Reply r;
-  r.session = c.rev;
+  r.session = id;
   return r;
 }
 

@@ -3,6 +3,7 @@
 // bounded by the bytes that remain; every reference is checked, so restore()
 // never builds a state that breaks the state machine's invariants.
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <string>
 #include <vector>
@@ -43,7 +44,11 @@ Status read_sessions(ByteReader& in, CoreState& s, bool with_users) {
   for (std::size_t i = 0; i < n && in.ok(); ++i) {
     const SessionId id = in.varint();
     if (!in.ok()) break;
-    if (id <= prev || id > s.revision) return corrupt("session id " + std::to_string(id) + " out of order");
+    // The revision part of an id (below a shard's bits) is the revision that
+    // opened it; the shard part is checked once the shard is read (read_shard).
+    if (id <= prev || (id & kSessionSerialMask) > s.revision) {
+      return corrupt("session id " + std::to_string(id) + " out of order");
+    }
     prev = id;
     Session& sess = s.sessions[id];
     note_session_opened(s, id);  // ascending, checked above
@@ -200,6 +205,52 @@ Status read_values(ByteReader& in, CoreState& s) {
   return in.ok() ? Status() : corrupt("malformed values");
 }
 
+// The optional shard section (kShardSection), then: every session id names
+// no shard or this one (O(log sessions)).
+Status read_shard(ByteReader& in, CoreState& s) {
+  if (!in.at_end()) {
+    if (in.u8() != kShardSection) return corrupt("unknown section after the keys");
+    s.shard = static_cast<std::uint32_t>(in.varint_max(kMaxShardId));
+    if (in.ok() && s.shard == 0) return corrupt("shard id 0");
+    const std::size_t n = in.count(2);
+    std::uint64_t next = 0;
+    for (std::size_t i = 0; i < n && in.ok(); ++i) {
+      const std::uint64_t first = in.varint();
+      const std::uint64_t last = in.varint();
+      if (!in.ok() || first < next || last < first || last >= slots::kSlotCount || (i > 0 && first == next)) {
+        return corrupt("owned slot ranges out of order");
+      }
+      s.owned_slots.add(slots::SlotRange{static_cast<slots::Slot>(first), static_cast<slots::Slot>(last)});
+      next = last + 1;
+    }
+    if (!in.ok()) return corrupt("malformed shard section");
+  }
+  // The ids are ascending (read_sessions), so checking the last of each
+  // kind checks all (O(log sessions)). Unsharded: every id is at most the
+  // revision. A shard: the ids from before it was one are below 2^53 and at
+  // most the revision; the others carry its id above a revision part that
+  // is at most the revision.
+  const std::deque<SessionId>& ids = s.session_order.ids;
+  if (ids.empty()) return Status();
+  if (s.shard == 0) {
+    if (ids.back() > s.revision) return corrupt("session id " + std::to_string(ids.back()) + " above the revision");
+    return Status();
+  }
+  const auto sharded = std::lower_bound(ids.begin(), ids.end(), SessionId{1} << kShardIdShift);
+  if (sharded != ids.begin() && *(sharded - 1) > s.revision) {
+    return corrupt("session id " + std::to_string(*(sharded - 1)) + " above the revision");
+  }
+  if (sharded != ids.end()) {
+    const SessionId last = ids.back();
+    if (shard_of_session(*sharded) != s.shard || shard_of_session(last) != s.shard ||
+        (last & kSessionSerialMask) > s.revision) {
+      return corrupt("session id " + std::to_string(last) + " is not shard " + std::to_string(s.shard) +
+                     "'s at or below the revision");
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 Status decode_snapshot_body(ByteReader& in, CoreState& s, std::uint8_t version) {
@@ -210,6 +261,7 @@ Status decode_snapshot_body(ByteReader& in, CoreState& s, std::uint8_t version) 
   if (Status st = read_sessions(in, s, version >= 3); !st.is_ok()) return st;
   if (Status st = read_locks(in, s); !st.is_ok()) return st;
   if (Status st = read_values(in, s); !st.is_ok()) return st;
+  if (Status st = read_shard(in, s); !st.is_ok()) return st;
   if (!in.at_end()) return corrupt("trailing bytes");
   std::size_t compat_locks = 0;
   for (const auto& [name, l] : s.locks) compat_locks += l.compat ? 1 : 0;

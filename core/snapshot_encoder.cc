@@ -88,6 +88,19 @@ std::string encode_tail(const CoreState& s) {
     w.varint(kv->second.token);
     w.varint(kv->second.session);
   }
+
+  // A shard's record (SetOwnedSlots), only when there is one: an unsharded
+  // state's image keeps its bytes.
+  if (s.shard != 0) {
+    w.u8(kShardSection);
+    w.varint(s.shard);
+    const std::vector<slots::SlotRange> ranges = s.owned_slots.ranges();
+    w.varint(ranges.size());
+    for (const slots::SlotRange& r : ranges) {
+      w.varint(r.first);
+      w.varint(r.last);
+    }
+  }
   return w.take();
 }
 
@@ -141,7 +154,7 @@ void put_session(ByteWriter& w, SessionId id, const Session& sess, bool users) {
 }
 
 SnapshotEncoder::SnapshotEncoder(const CoreState& s)
-    : through_(s.revision), expected_(s.sessions.size()), users_(s.sessions_with_user != 0) {
+    : through_(highest_session_id(s)), expected_(s.sessions.size()), users_(s.sessions_with_user != 0) {
   // A small image grows its one buffer as usual; a large one fills pieces.
   if (expected_ * 8 >= kPieceBytes) current_.buffer().reserve(kPieceCapacity);
   current_.raw(kSnapshotMagic);

@@ -69,7 +69,7 @@ class SnapshotEncoder {
   static std::string trailer(std::uint32_t crc);
 
  private:
-  Revision through_;            // the revision at begin: no later session is in the image
+  SessionId through_;           // the highest id opened by begin: no later session is in the image
   SessionId next_ = 1;          // every session with a lower id is written
   std::size_t expected_ = 0;    // sessions live at begin
   std::size_t written_ = 0;

@@ -22,6 +22,10 @@ inline constexpr std::uint8_t kSnapshotVersionUsers = 3;
 // lease (a holder's lease end, a waiter's lease length; never 0). Images
 // without leases are unchanged, so no version bump.
 inline constexpr std::uint8_t kLeaseFlag = 0x80;
+// After the compat keys, an optional section: this byte, then the shard id
+// and its owned slots as ranges (count, then first and last of each, ascending
+// and apart). Only a sharded state writes it, so other images are unchanged.
+inline constexpr std::uint8_t kShardSection = 1;
 // Hard cap per string, beside "fits the input".
 inline constexpr std::size_t kSnapshotMaxString = 64U << 20;
 

@@ -178,6 +178,11 @@ struct CoreState {
   // Sessions with a non-empty user (the snapshot's version depends on it;
   // kept where a session gets its user and where one is erased).
   std::size_t sessions_with_user = 0;
+  // The shard this state is (SetOwnedSlots; core/shards.cc): its id, in the
+  // high bits of every session id opened from then on, and the hash slots it
+  // owns. shard 0: unsharded, every slot is owned and ids carry no shard.
+  std::uint32_t shard = 0;
+  slots::SlotSet owned_slots;
   // The snapshot being encoded in steps (StateMachine::begin_snapshot), or
   // null. Handlers call before_session_change() before changing a session.
   std::unique_ptr<SnapshotEncoder> encoder;
@@ -256,6 +261,17 @@ Reply apply_set_ttl(Ctx& c, const SetSessionTtl& o);
 
 // --- fence_kv.cc ---
 Reply apply_fence_put(Ctx& c, const FencePut& p);
+
+// --- shards.cc ---
+Reply apply_set_owned_slots(Ctx& c, const SetOwnedSlots& o);
+// The id of a session opened by this command (c.rev, with the shard's id in
+// the high bits when sharded), or an error Reply when the revision is past
+// the session id space of a sharded state (checked before any change).
+Reply check_session_id_space(const Ctx& c);
+SessionId new_session_id(const Ctx& c);
+// The highest id a session opened so far can have (ids only grow): the
+// revision, with the shard's id in the high bits when sharded.
+SessionId highest_session_id(const CoreState& s);
 
 // --- reopen.cc ---
 Reply apply_reopen(Ctx& c, const Reopen& r);

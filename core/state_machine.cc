@@ -115,7 +115,8 @@ Reply dispatch(Ctx& c) {
         else if constexpr (std::is_same_v<T, Reopen>) return apply_reopen(c, b);
         else if constexpr (std::is_same_v<T, EndLease>) return apply_end_lease(c, b);
         else if constexpr (std::is_same_v<T, ExtendLease>) return apply_extend_lease(c, b);
-        else return apply_transfer(c, b);
+        else if constexpr (std::is_same_v<T, Transfer>) return apply_transfer(c, b);
+        else return apply_set_owned_slots(c, b);
       },
       c.cmd.body);
 }
@@ -189,6 +190,9 @@ ApplyResult StateMachine::apply(const Command& cmd) {
 Revision StateMachine::revision() const { return s_->revision; }
 LogMillis StateMachine::last_now() const { return s_->last_now; }
 LogMillis StateMachine::paused_until() const { return s_->paused_until; }
+std::uint32_t StateMachine::shard() const { return s_->shard; }
+bool StateMachine::owns_slot(slots::Slot slot) const { return s_->shard == 0 || s_->owned_slots.contains(slot); }
+const slots::SlotSet& StateMachine::owned_slots() const { return s_->owned_slots; }
 const Limits& StateMachine::limits() const { return s_->limits; }
 
 std::string StateMachine::snapshot() const { return detail::encode_snapshot(*s_); }

@@ -105,6 +105,12 @@ class StateMachine {
   // The end of a Reopen quarantine (log clock ms; 0 = none was ever set).
   LogMillis paused_until() const;
   LogMillis last_now() const;  // highest Command::now applied
+  // The shard this state is (SetOwnedSlots): its id (0 = unsharded), whether
+  // it owns `slot` (an unsharded state owns every slot), and the slots it
+  // owns (empty when unsharded).
+  std::uint32_t shard() const;
+  bool owns_slot(slots::Slot slot) const;
+  const slots::SlotSet& owned_slots() const;
   const Limits& limits() const;
 
   // --- queries (no state change) ---

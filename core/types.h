@@ -11,8 +11,23 @@
 namespace leasehold::core {
 
 // A session id is the state machine revision at which the session was opened,
-// so it is unique and deterministic. 0 means "no session".
+// so it is unique and deterministic. 0 means "no session". A shard of a
+// sharded namespace (DESIGN.md section 7; SetOwnedSlots) puts its shard id
+// in the bits from kShardIdShift up, so an id names the shard that opened it:
+// id = shard << kShardIdShift | revision. An unsharded state's ids are the
+// revision alone (shard 0).
 using SessionId = std::uint64_t;
+
+// Shard ids are 1..kMaxShardId; they sit in bits 53..62, so every session id
+// stays a positive signed 64-bit integer (a RESP integer).
+inline constexpr unsigned kShardIdShift = 53;
+inline constexpr std::uint32_t kMaxShardId = 1023;
+inline constexpr std::uint64_t kSessionSerialMask = (std::uint64_t{1} << kShardIdShift) - 1;
+// The shard that opened `id` (0: an unsharded state, or before the shard
+// was recorded).
+constexpr std::uint32_t shard_of_session(std::uint64_t id) {
+  return static_cast<std::uint32_t>(id >> kShardIdShift);
+}
 
 // A fencing token is the state machine revision at which a grant was applied.
 // Every successfully applied command bumps the revision by one, so tokens are

@@ -141,6 +141,42 @@ void Server::on_node_opened(const Status& outcome) {
     begin_shutdown("the start's Reopen failed");
     return;
   }
+  if (record_owned_slots()) return;  // serving starts once the record is applied
+  start_serving();
+}
+
+bool Server::record_owned_slots() {
+  const slots::ShardMap& map = config_.shards;
+  if (!map.enabled()) return false;
+  const slots::ShardAddress& self = map.self();
+  const core::StateMachine& state = node_->state();
+  if (state.shard() == self.id && state.owned_slots() == self.slots) return false;
+  if (state.shard() != 0 && state.shard() != self.id) {
+    run_error_ = Status(ErrorCode::kInvalidArgument,
+                        fmt::format("--shard-id {}: the data dir {} is shard {}'s (a shard keeps its id: its "
+                                    "session ids carry it)",
+                                    self.id, config_.data_dir, state.shard()));
+    begin_shutdown("the data dir is another shard's");
+    return true;
+  }
+  if (node_->role() != node::Role::kPrimary) return false;  // the primary records it
+  spdlog::info("recording this shard's slots shard_id={} slots={} (the log had shard_id={} slots={})", self.id,
+               self.slots.describe(), state.shard(), state.owned_slots().describe());
+  core::Command command;
+  command.body = core::SetOwnedSlots{self.slots.ranges(), self.id};
+  node_->propose(std::move(command), [this](const core::ApplyResult& result) {
+    if (result.reply.is_error()) {
+      run_error_ = Status(result.reply.error.code(), "cannot record this shard's slots: " +
+                                                         result.reply.error.message());
+      begin_shutdown("the shard's slots could not be recorded");
+      return;
+    }
+    start_serving();
+  });
+  return true;
+}
+
+void Server::start_serving() {
   std::vector<std::pair<std::uint64_t, std::string>> held = connections_.start_serving();
   if (!held.empty()) {
     spdlog::info("the start's Reopen is applied; reading from {} connections accepted meanwhile", held.size());

@@ -178,6 +178,13 @@ class Server final : public ConnectionHost, public ServerServices {
   // the connections accepted meanwhile. A failed Reopen stops the server
   // (run() returns the error).
   void on_node_opened(const Status& outcome);
+  // A shard (config_.shards) whose applied state does not record its id and
+  // slots yet proposes SetOwnedSlots once, then serves (a standby waits for
+  // its primary's record); a log of another shard id stops the server. True
+  // when serving waits for that proposal.
+  bool record_owned_slots();
+  // Starts reading from the connections accepted before serving began.
+  void start_serving();
   void arm_node_timer();
   void sweep_idle();
   void begin_shutdown(const char* why);

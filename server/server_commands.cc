@@ -3,6 +3,7 @@
 // See server.h, server/net/connection_host.h and server/commands/.
 #include "server/commands/command_table.h"
 #include "server/commands/read_gate.h"
+#include "server/commands/shard_routing.h"
 #include "server/server.h"
 
 namespace leasehold::server {
@@ -29,6 +30,9 @@ void Server::execute(const std::shared_ptr<Connection>& conn, const CommandSpec&
                      const std::vector<std::string>& args, Responder reply) {
   if (std::string denied = check_access(*conn, spec, args); !denied.empty()) {
     return reply.error_text(denied);  // changes nothing
+  }
+  if (std::string elsewhere = route_request(*this, spec, args); !elsewhere.empty()) {
+    return reply.error_text(elsewhere);  // another shard's name or session: changes nothing
   }
   if (needs_read_gate(*this, spec)) {  // cluster mode: barrier / redirect / READONLY
     return run_gated_read(*this, spec, conn, args, std::move(reply));

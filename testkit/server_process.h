@@ -42,6 +42,16 @@ class ServerProcess {
                  read_file(stderr_path()).c_str());
     return false;
   }
+  // Starts the server on `port`, chosen by the caller (e.g. so that other
+  // servers' flags can name it first), with `data_dir`; also to start again
+  // with other flags after stop(). False when it never listened (the port
+  // may have been taken meanwhile: pick another and retry).
+  bool start_on(std::uint16_t port, const std::string& data_dir, const std::vector<std::string>& extra_flags = {}) {
+    data_dir_ = data_dir;
+    flags_ = extra_flags;
+    port_ = port;
+    return launch() == Launch::kListening;
+  }
   // Starts again on the port, data dir and flags of the last start(), after
   // stop() or kill9(). False (after printing why) on failure.
   bool restart() {

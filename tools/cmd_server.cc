@@ -20,6 +20,7 @@
 #include "common/unsafe_test_faults.h"
 #include "server/base/config.h"
 #include "server/base/wire_ceilings.h"
+#include "slots/shard_map.h"
 #include "server/fd_table_reserve.h"
 #include "server/memory_retention.h"
 #include "server/server.h"
@@ -54,7 +55,43 @@ struct ServerFlags {
   std::string tls_auth_clients = "yes";
   std::vector<std::string> unsafe_test_faults;  // hidden; common/unsafe_test_faults.h
   std::vector<std::string> max_hold;            // --max-hold PREFIX=DURATION, repeatable
+  // Scale-out (docs/scale-out.md).
+  std::uint32_t shard_id = 0;
+  std::string shard_slots;
+  std::vector<std::string> shard_peers;         // ID@HOST:PORT=SLOTS, repeatable
 };
+
+// --shard-id, --shard-slots and --shard-peers: the map of the shards, this
+// one at its --listen address. Empty when none is given. Refused (a message
+// naming the overlapping or missing slots) unless the shards' slots are
+// exactly 0-16383, each slot once.
+Result<slots::ShardMap> shard_map_from_flags(const ServerFlags& flags, const server::ServerConfig& cfg) {
+  if (flags.shard_id == 0 && flags.shard_slots.empty() && flags.shard_peers.empty()) return slots::ShardMap();
+  if (flags.shard_id == 0 || flags.shard_slots.empty()) {
+    return Status(ErrorCode::kInvalidArgument, "a shard needs both --shard-id (1.." +
+                                                   std::to_string(slots::kMaxShardId) +
+                                                   ") and --shard-slots (with --shard-peers for the others)");
+  }
+  slots::ShardAddress self;
+  self.id = flags.shard_id;
+  self.host = cfg.listen_host;
+  self.port = cfg.listen_port;
+  if (self.port == 0) {
+    return Status(ErrorCode::kInvalidArgument, "a shard needs a fixed --listen port: its peers redirect to it");
+  }
+  auto own = slots::SlotSet::parse(flags.shard_slots);
+  if (!own) return Status(ErrorCode::kInvalidArgument, "--shard-slots: " + own.status().message());
+  self.slots = std::move(own).value();
+  std::vector<slots::ShardAddress> peers;
+  for (const std::string& text : flags.shard_peers) {
+    auto peer = slots::parse_shard_peer(text);
+    if (!peer) return Status(ErrorCode::kInvalidArgument, "--shard-peers: " + peer.status().message());
+    peers.push_back(std::move(peer).value());
+  }
+  auto map = slots::ShardMap::build(std::move(self), std::move(peers));
+  if (!map) return Status(ErrorCode::kInvalidArgument, "the shard map: " + map.status().message());
+  return map;
+}
 
 // --unsafe-test-fault NAME (repeatable, hidden): test-only switches that
 // break a safety property on purpose (docs/faults.md). Refused unless the
@@ -200,6 +237,13 @@ void run_server(ServerFlags& flags) {
       return;
     }
   }
+  if (auto map = shard_map_from_flags(flags, cfg); !map) {
+    std::cerr << "leasehold server: " << map.status().message() << "\n";
+    set_exit_code(exit_code::kUsage);
+    return;
+  } else {
+    cfg.shards = std::move(map).value();
+  }
   const cluster::ClusterOptions& cl = cfg.cluster;
   if (!cl.enabled() && !(cl.etcd_ca_file + cl.etcd_cert_file + cl.etcd_key_file + cl.etcd_user +
                          cl.etcd_password_file + cl.advertise_tls).empty()) {
@@ -332,6 +376,10 @@ void register_server(CLI::App& app) {
   cmd->add_option("--max-hold", flags->max_hold, "PREFIX=DURATION (repeatable): locks whose name starts with PREFIX are held at most DURATION (ms, s, m, h); also their lease when LOCK.ACQUIRE gives no LEASE. The longest prefix wins")->group(ops);
   cmd->add_option("--history-max-entries", c.history_max_entries, "Audit history records kept (in <data-dir>/history.log)")->group(ops)->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{100'000'000}));
 
+  auto* sh = "Scale-out: this server as one shard of the hash slots (docs/scale-out.md)";
+  cmd->add_option("--shard-id", flags->shard_id, "This shard's id (1..1023), stable for its data dir: its session ids carry it")->group(sh)->check(CLI::Range(std::uint32_t{1}, std::uint32_t{slots::kMaxShardId}));
+  cmd->add_option("--shard-slots", flags->shard_slots, "The hash slots this shard owns, e.g. 0-5460 or 0-100,200-300")->group(sh);
+  cmd->add_option("--shard-peers", flags->shard_peers, "The other shards, each ID@HOST:PORT=SLOTS (repeatable, or several after one flag), e.g. 2@127.0.0.1:7380=8192-16383; with --shard-slots every slot 0-16383 exactly once")->group(sh);
   auto* ha = "Replicated mode on etcd (docs/cluster.md)";
   cmd->add_option("--etcd", c.cluster.etcd_endpoints, "etcd client URLs, comma-separated; enables cluster mode")->group(ha);
   cmd->add_option("--cluster", c.cluster.cluster_name, "Cluster name: keys live under /leasehold/<name>")->group(ha)->capture_default_str();

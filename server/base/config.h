@@ -14,6 +14,7 @@
 #include "resp/parser.h"
 #include "server/base/max_hold.h"
 #include "server/base/tls_options.h"
+#include "slots/shard_map.h"
 
 namespace leasehold::server {
 
@@ -82,6 +83,10 @@ struct ServerConfig {
   // TLS listener beside the plain one (tls.listen set); certificates are
   // re-read on SIGHUP.
   TlsOptions tls;
+  // Scale-out (docs/scale-out.md): this shard and its peers, with the hash
+  // slots each owns (--shard-id, --shard-slots, --shard-peers). Empty: not
+  // sharded (every slot is served here).
+  slots::ShardMap shards;
 };
 
 // Refuses limits that could not serve: ones that would make every command

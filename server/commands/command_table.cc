@@ -24,6 +24,7 @@ CommandTable::CommandTable() {
   add_history_commands(specs_);
   add_auth_commands(specs_);
   add_read_mode_commands(specs_);
+  add_cluster_commands(specs_);
   std::sort(specs_.begin(), specs_.end(),
             [](const CommandSpec& a, const CommandSpec& b) { return a.name < b.name; });
 }

@@ -63,6 +63,15 @@ struct CommandSpec {
   // opened it); 0 = none. Admin commands that act on others' sessions
   // (SESSION.KILL, LOCK.CANCEL) leave it 0.
   std::size_t own_session_arg = 0;
+  // Further session id arguments (bit i: args[i]), beside own_session_arg:
+  // with it, every argument that names a session. A sharded server refuses
+  // an id another shard opened (-WRONGSHARD; server/commands/shard_routing.h).
+  std::uint32_t session_args = 0;
+
+  // True when args[i] names a session (own_session_arg or session_args).
+  bool is_session_arg(std::size_t i) const {
+    return (own_session_arg != 0 && i == own_session_arg) || (i < 32 && ((session_args >> i) & 1U) != 0);
+  }
 
   // The fields check_access() reads (server/security/command_access.h).
   CommandAccess access() const {
@@ -112,6 +121,9 @@ void add_auth_commands(std::vector<CommandSpec>& out);
 // standby / go back to the default (redirect). +OK (also in embedded mode).
 // (read_gate.cc)
 void add_read_mode_commands(std::vector<CommandSpec>& out);
+// CLUSTER SLOTS | SHARDS | NODES | KEYSLOT | MYID | INFO and ASKING
+// (commands_cluster.cc; docs/scale-out.md).
+void add_cluster_commands(std::vector<CommandSpec>& out);
 
 // COMMAND, COMMAND COUNT, COMMAND DOCS [name...], COMMAND INFO [name...], COMMAND LIST.
 // DOCS and INFO answer each named command once, in the order first named

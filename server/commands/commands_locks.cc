@@ -218,12 +218,12 @@ void add_lock_commands(std::vector<CommandSpec>& out) {
   out.push_back({"LOCK.REVOKE", 2, kWrite | kAdmin, "lock", "Removes every holder (they get a lost push)", "name",
                  &lock_revoke, kAclAdmin, {1, 1, 1}});
   out.push_back({"LOCK.CANCEL", 3, kWrite | kAdmin, "lock", "Cancels a session's queued wait (it gets nil)",
-                 "name session", &lock_cancel, kAclAdmin, {1, 1, 1}});
+                 "name session", &lock_cancel, kAclAdmin, {1, 1, 1}, 0, 1U << 2});
   out.push_back({"LOCK.EXTEND", 5, kWrite, "lock", "Extends the lease of a held lock: it now ends ms from now",
                  "name session token ms", &lock_extend, kAclLock, {1, 1, 1}, 2});
   out.push_back({"LOCK.TRANSFER", 5, kWrite, "lock",
                  "Moves a held lock to another live session, with a new token (old holder: lost push)",
-                 "name from_session token to_session", &lock_transfer, kAclLock, {1, 1, 1}});
+                 "name from_session token to_session", &lock_transfer, kAclLock, {1, 1, 1}, 0, (1U << 2) | (1U << 4)});
 }
 
 }  // namespace leasehold::server

@@ -123,7 +123,7 @@ void add_session_commands(std::vector<CommandSpec>& out) {
                  "One page of live sessions in id order (empty: the end)", "[AFTER id] [COUNT n]", &session_list,
                  kAclAdmin});
   out.push_back({"SESSION.KILL", 2, kWrite | kAdmin, "session", "Expires a session now (lock-delay applies)",
-                 "session", &session_kill, kAclAdmin});
+                 "session", &session_kill, kAclAdmin, {}, 0, 1U << 1});
   out.push_back({"SESSION.WATCH", 2, kReadonly | kFast, "session",
                  "RESP3: push lost / session-ended notices for a session to this connection", "session",
                  &session_watch, kAclLock, {}, 1});

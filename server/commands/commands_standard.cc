@@ -162,6 +162,19 @@ std::string info_text(ServerServices& server, std::string_view section) {
     out += fmt::format("cluster_leader_watch:{}\r\n", cs.leader_watch ? 1 : 0);
     out += "\r\n";
   }
+  // A shard (docs/scale-out.md): cluster_enabled:1 as Redis Cluster prints
+  // it (Redis Cluster clients check it before CLUSTER SLOTS).
+  if (const slots::ShardMap& map = server.config().shards;
+      map.enabled() && (all || iequals(section, "cluster") || iequals(section, "shard"))) {
+    out += "# Shard\r\n";
+    out += "cluster_enabled:1\r\n";
+    out += fmt::format("shard_id:{}\r\n", map.self().id);
+    out += fmt::format("shard_slots:{}\r\n", map.self().slots.describe());
+    const bool recorded = sm.shard() == map.self().id && sm.owned_slots() == map.self().slots;
+    out += fmt::format("shard_slots_recorded:{}\r\n", recorded ? 1 : 0);
+    out += fmt::format("shard_count:{}\r\n", map.shards().size());
+    out += "\r\n";
+  }
   if (all || iequals(section, "state")) {
     const std::size_t waiters = sm.waiter_count();  // O(1): every field here is a counter
     out += "# State\r\n";
@@ -194,8 +207,9 @@ void info(CommandContext& ctx) {
   const AclUser* user = ctx.server.user_of(*ctx.conn);
   if (user != nullptr && !user->admin()) {
     const node::Role r = ctx.server.node().role();
-    return ctx.reply.bulk(fmt::format("# Server\r\nleasehold_version:{}\r\nrole:{}\r\n\r\n", kVersion,
-                                      node::role_name(r)));
+    const bool sharded = ctx.server.config().shards.enabled();
+    return ctx.reply.bulk(fmt::format("# Server\r\nleasehold_version:{}\r\nrole:{}\r\n\r\n{}", kVersion,
+                                      node::role_name(r), sharded ? "# Shard\r\ncluster_enabled:1\r\n\r\n" : ""));
   }
   const std::string text = info_text(ctx.server, ctx.args.size() > 1 ? ctx.args[1] : "");
   ctx.reply.bulk(text);

@@ -38,6 +38,8 @@ std::vector<Command> sample_commands() {
   add(EndLease{"L", 5, 77});
   add(ExtendLease{"L", 5, 77, 2'147'483'647}, 4, 5, 10);
   add(Transfer{"L", 5, 77, 6}, 5, 5, 11);
+  add(SetOwnedSlots{{slots::SlotRange{0, 5460}, slots::SlotRange{16383, 16383}}, 1023});
+  add(SetOwnedSlots{{}, 1});
   return out;
 }
 

@@ -235,7 +235,14 @@ class RandomCommands {
   }
 
   CommandBody malformed() {
-    switch (pick(6)) {
+    switch (pick(7)) {
+      case 5: {  // a shard record: the first valid one gives session ids a shard; another id is refused
+        static constexpr std::uint32_t kShards[] = {0, 2, 3, kMaxShardId + 1};
+        const auto first = static_cast<slots::Slot>(pick(100));
+        // Now and then backwards (refused).
+        const auto last = static_cast<slots::Slot>(pick(5) == 0 ? pick(100) : 100 + pick(100));
+        return SetOwnedSlots{{slots::SlotRange{first, last}}, kShards[pick(4)]};
+      }
       case 0: return Acquire{"", session(), LockMode::kExclusive, 1, false, 0, 0};
       case 1: return Acquire{"a", session(), static_cast<LockMode>(3 + pick(200)), 1, true, 0, 0};
       case 2: return Acquire{"b", session(), LockMode::kSemaphore, 0, true, 0, 0};

@@ -205,11 +205,23 @@ class ReferenceModel {
     if (o.owner.size() > lim_.max_owner_bytes || sessions_.size() >= lim_.max_sessions) {
       return fail(ErrorCode::kLimitExceeded);
     }
-    sessions_.push_back(Sess{rev_, false, false, 0, {}});
-    fx_->emplace_back(SessionStarted{rev_, o.ttl_ms});
+    const SessionId id = new_id();
+    sessions_.push_back(Sess{id, false, false, 0, {}});
+    fx_->emplace_back(SessionStarted{id, o.ttl_ms});
     Reply r;
-    r.session = rev_;
+    r.session = id;
     return r;
+  }
+  // A session id: the revision, below the shard's id once one is recorded.
+  SessionId new_id() const { return (static_cast<SessionId>(shard_) << kShardIdShift) | rev_; }
+  Reply run(const SetOwnedSlots& o) {
+    for (const slots::SlotRange& r : o.slots) {  // the generator sends one range
+      if (r.last < r.first || r.last >= slots::kSlotCount) return fail(ErrorCode::kInvalidArgument);
+    }
+    if (o.shard == 0 || o.shard > kMaxShardId) return fail(ErrorCode::kInvalidArgument);
+    if (shard_ != 0 && shard_ != o.shard) return fail(ErrorCode::kConflict);
+    shard_ = o.shard;
+    return Reply::ok();
   }
   Reply run(const CloseSession& o) {
     if (find_session(o.session) == nullptr) return fail(ErrorCode::kSessionExpired);
@@ -458,15 +470,16 @@ class ReferenceModel {
       if (s.return_old) r.value = compat_[s.key].value;
       end(compat_[s.key].session, End::kReplace);
     }
-    sessions_.push_back(Sess{rev_, true, false, 0, {}});
+    const SessionId id = new_id();
+    sessions_.push_back(Sess{id, true, false, 0, {}});
     RLock l;
     l.compat = true;
-    l.holders.push_back(Member{rev_, LockMode::kExclusive, rev_, 0, 0});
+    l.holders.push_back(Member{id, LockMode::kExclusive, rev_, 0, 0});
     locks_[s.key] = l;
-    compat_[s.key] = CompatValue{s.value, rev_, rev_};
-    fx_->emplace_back(SessionStarted{rev_, s.ttl_ms});
+    compat_[s.key] = CompatValue{s.value, rev_, id};
+    fx_->emplace_back(SessionStarted{id, s.ttl_ms});
     r.token = rev_;
-    r.session = rev_;
+    r.session = id;
     return r;
   }
   Reply run(const CompatDelete& d) {
@@ -486,6 +499,7 @@ class ReferenceModel {
   LogMillis last_now_ = 0;
   LogMillis now_ = 0;
   Revision rev_ = 0;
+  std::uint32_t shard_ = 0;  // SetOwnedSlots: the shard id in the high bits of new session ids
   std::uint64_t seq_ = 0;  // the seq of the command being applied
   std::vector<Effect>* fx_ = nullptr;
   std::vector<Sess> sessions_;

@@ -1,5 +1,6 @@
 // The hash slot of a name (slots/hash_slot.h), slot sets and their text
-// form (slots/slot_set.h), and the partition check (slots/partition.h).
+// form (slots/slot_set.h), the partition check (slots/partition.h) and
+// the shards' map (slots/shard_map.h).
 // The expected slots are Redis's own (the cluster specification's examples,
 // checked against `redis-cli CLUSTER KEYSLOT`); redis_keyslot_test.cc
 // compares many more names against a running redis-server.
@@ -7,6 +8,7 @@
 
 #include "slots/hash_slot.h"
 #include "slots/partition.h"
+#include "slots/shard_map.h"
 #include "slots/slot_set.h"
 
 namespace leasehold::slots {
@@ -121,6 +123,57 @@ TEST(PartitionTest, MissingSlotsAreNamed) {
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("slots 16001-16383 are owned by no shard"), std::string::npos) << s.message();
   EXPECT_FALSE(check_partition({}).is_ok());
+}
+
+TEST(ShardMapTest, ParsesPeers) {
+  auto p = parse_shard_peer("2@127.0.0.1:7380=8192-16383");
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  EXPECT_EQ(p->id, 2U);
+  EXPECT_EQ(p->host, "127.0.0.1");
+  EXPECT_EQ(p->port, 7380);
+  EXPECT_EQ(p->slots.to_string(), "8192-16383");
+  EXPECT_EQ(p->endpoint(), "127.0.0.1:7380");
+  auto v6 = parse_shard_peer("3@[::1]:7381=0,5-6");
+  ASSERT_TRUE(v6.is_ok()) << v6.status().to_string();
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->endpoint(), "[::1]:7381");
+  for (const char* bad : {"", "2", "127.0.0.1:7380=0-1", "0@h:1=0", "1024@h:1=0", "x@h:1=0", "2@h=0", "2@:1=0",
+                          "2@h:0=0", "2@h:65536=0", "2@h:1=", "2@h:1=16384", "2@h:1=5-4", "2@a b:1=0"}) {
+    EXPECT_FALSE(parse_shard_peer(bad).is_ok()) << bad;
+  }
+}
+
+TEST(ShardMapTest, BuildsTheOwnerOfEverySlot) {
+  ShardAddress self{2, "127.0.0.1", 7380, *SlotSet::parse("5461-10922")};
+  std::vector<ShardAddress> peers = {{3, "127.0.0.1", 7381, *SlotSet::parse("10923-16383")},
+                                     {1, "127.0.0.1", 7379, *SlotSet::parse("0-5460")}};
+  auto map = ShardMap::build(self, peers);
+  ASSERT_TRUE(map.is_ok()) << map.status().to_string();
+  EXPECT_TRUE(map->enabled());
+  EXPECT_EQ(map->self().id, 2U);
+  ASSERT_EQ(map->shards().size(), 3U);
+  EXPECT_EQ(map->shards()[0].id, 1U);  // by id
+  EXPECT_EQ(map->owner(0).port, 7379);
+  EXPECT_EQ(map->owner(5461).port, 7380);
+  EXPECT_EQ(map->owner(16383).port, 7381);
+  EXPECT_EQ(map->by_id(3)->port, 7381);
+  EXPECT_EQ(map->by_id(4), nullptr);
+  EXPECT_FALSE(ShardMap().enabled());
+}
+
+TEST(ShardMapTest, RefusesBadMaps) {
+  const auto with = [](std::uint32_t self_id, const char* own, std::vector<ShardAddress> peers) {
+    return ShardMap::build(ShardAddress{self_id, "h", 1, *SlotSet::parse(own)}, std::move(peers)).status().message();
+  };
+  EXPECT_NE(with(1, "0-100", {{2, "h", 2, *SlotSet::parse("50-16383")}}).find("slots 50-100 are claimed by both"),
+            std::string::npos);
+  EXPECT_NE(with(1, "0-100", {}).find("slots 101-16383 are owned by no shard"), std::string::npos);
+  EXPECT_NE(with(1, "0-100", {{1, "h", 2, *SlotSet::parse("101-16383")}}).find("shard id 1 is given twice"),
+            std::string::npos);
+  EXPECT_NE(with(1, "0-100", {{2, "h", 1, *SlotSet::parse("101-16383")}}).find("address h:1 is given to two"),
+            std::string::npos);
+  EXPECT_NE(with(0, "0-16383", {}).find("shard id"), std::string::npos);
+  EXPECT_NE(with(kMaxShardId + 1, "0-16383", {}).find("shard id"), std::string::npos);
 }
 
 }  // namespace
