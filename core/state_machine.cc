@@ -110,6 +110,7 @@ Reply dispatch(Ctx& c) {
         else if constexpr (std::is_same_v<T, FencePut>) return apply_fence_put(c, b);
         else if constexpr (std::is_same_v<T, CompatSet>) return apply_compat_set(c, b);
         else if constexpr (std::is_same_v<T, CompatDelete>) return apply_compat_delete(c, b);
+        else if constexpr (std::is_same_v<T, ConnectionClosed>) return apply_connection_closed(c, b);
         else return apply_reopen(c, b);
       },
       c.cmd.body);

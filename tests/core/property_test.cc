@@ -30,7 +30,7 @@ std::string describe(const Command& c) {
   static const char* const kNames[] = {"OpenSession", "CloseSession", "ExpireSession", "KillSession",
                                        "SetSessionTtl", "Acquire", "Release", "CancelWait",
                                        "TimeoutWait", "Revoke", "Tick", "FencePut", "CompatSet",
-                                       "CompatDelete"};
+                                       "CompatDelete", "Reopen", "ConnectionClosed"};
   return std::string(kNames[c.body.index()]) + " now=" + std::to_string(c.now) +
          " session=" + std::to_string(c.session) + " seq=" + std::to_string(c.seq);
 }
