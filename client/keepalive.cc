@@ -127,14 +127,18 @@ class KeepaliveLoop {
       recheck_pending_ = true;
       next_keepalive_ = Clock::now();  // learn at once whether the session survived
     }
+    // ONCLOSE: bind the session to this connection now (the open bound it to
+    // the client's pooled connection; a reconnect to a new primary has none).
+    if (st_.bind) next_keepalive_ = Clock::now();
     watched_before_ = true;
     st_.mark_watching();
   }
 
   void keepalive() {
     const auto sent = Clock::now();
-    auto reply = conn_->roundtrip({"SESSION.KEEPALIVE", std::to_string(st_.id)},
-                                  bound(core_.options().call_timeout), st_.wake_fd, on_push());
+    std::vector<std::string> args{"SESSION.KEEPALIVE", std::to_string(st_.id)};
+    if (st_.bind) args.emplace_back("BIND");  // ONCLOSE: bound to this connection, also after a reconnect
+    auto reply = conn_->roundtrip(args, bound(core_.options().call_timeout), st_.wake_fd, on_push());
     if (!reply) {
       conn_.reset();
       return;

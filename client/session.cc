@@ -1,6 +1,8 @@
 #include "leasehold/session.h"
 
 #include <algorithm>
+#include <random>
+#include <string>
 #include <thread>
 
 #include "client/client_core.h"
@@ -14,7 +16,10 @@ Result<std::unique_ptr<Session>> Session::open(std::shared_ptr<Client> client,
   if (!client) return Status(ErrorCode::kInvalidArgument, "no client");
   if (options.ttl <= Millis(0)) return Status(ErrorCode::kInvalidArgument, "ttl must be > 0");
   const auto sent = Clock::now();
-  auto id = client->open_session(options.ttl, options.owner);
+  // A random REQID per open, reused by the client's retries of this open.
+  std::random_device rd;
+  const std::string reqid = "cc-" + std::to_string(rd()) + "-" + std::to_string(rd()) + "-" + std::to_string(rd());
+  auto id = client->open_session(options.ttl, options.owner, options.close_grace, reqid);
   if (!id) return id.status();
   auto state = std::make_shared<detail::SessionState>(client, *id, options,
                                                       sent + detail::safe_part(options.ttl, detail::drift_margin(options)));

@@ -36,6 +36,7 @@ SessionState::SessionState(std::shared_ptr<Client> client_in, std::uint64_t id_i
       interval(options.keepalive_interval.count() > 0 ? options.keepalive_interval
                                                       : std::max(Millis(1), options.ttl / 3)),
       drift(drift_margin(options)),
+      bind(options.close_grace.has_value()),
       wake_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       on_lost_(options.on_lost),
       on_lock_lost_(options.on_lock_lost),

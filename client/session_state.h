@@ -59,6 +59,7 @@ struct SessionState {
   const Millis ttl;
   const Millis interval;
   const Millis drift;  // drift_margin(options)
+  const bool bind;     // opened with ONCLOSE: each keepalive re-binds (SESSION.KEEPALIVE id BIND)
   const int wake_fd;  // eventfd, readable once ended (-1 if it could not be made)
 
   Clock::time_point deadline() const;

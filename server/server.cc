@@ -169,6 +169,7 @@ Status Server::start() {
   stop_async_.data = this;
   read_budget_.open(&loop_);
   delayed_errors_.open(&loop_);
+  close_bindings_.open(&loop_, [this](core::SessionId s) { end_closed_session(s); });
   handles_open_ = true;
 
   uv_prepare_start(&prepare_, [](uv_prepare_t* h) {
@@ -384,7 +385,22 @@ void Server::on_connection_closing(Connection& conn) {
     if (it->second.empty()) watchers_.erase(it);
   }
   conn.watched().clear();
-  // Nothing for the sessions it spoke for: see speak_for().
+  // Nothing for the sessions it spoke for: see speak_for(). Sessions bound
+  // to it with ONCLOSE end after their grace (a shutdown ends none).
+  if (!shutting_down_) {
+    close_bindings_.connection_closed(conn.id(), [this](core::SessionId s) -> std::optional<std::uint32_t> {
+      const auto info = node_->state().session(s);
+      return info ? info->close_grace_ms : std::nullopt;
+    });
+  }
+}
+
+void Server::end_closed_session(core::SessionId session) {
+  if (shutting_down_) return;
+  spdlog::info("session {} ends: its ONCLOSE connection closed and the grace passed", session);
+  core::Command cmd;
+  cmd.body = core::ConnectionClosed{session};
+  node_->propose(std::move(cmd), nullptr);  // not live any more, or not primary: nothing to do
 }
 
 void Server::forget_connection(std::uint64_t id) { connections_.erase(id); }
@@ -458,6 +474,7 @@ void Server::on_effect(const core::Effect& effect) {
                 4);
           },
           [&](const core::SessionEnded& s) {
+            close_bindings_.session_ended(s.session);
             const std::string reason(end_reason(s.reason));
             push_to_watchers(
                 s.session, "session-ended",
@@ -565,6 +582,7 @@ void Server::close_loop_handles() {
     uv_close(as_handle(&sigterm_), nullptr);
     uv_close(as_handle(&sighup_), nullptr);
     delayed_errors_.close();
+    close_bindings_.close();
     uv_close(as_handle(&stop_async_), nullptr);
   }
   executor_->close();

@@ -149,6 +149,7 @@ class Server final : public ConnectionHost, public ServerServices {
   // from any other connection is "by another" (the holder gets a `lost`
   // push, reason released-by-other).
   bool speaks_for(core::SessionId session, const Connection& conn) const override;
+  CloseBindings& close_bindings() override { return close_bindings_; }
 
   // --- security (server/security/acl.h) ---
   const AclUsers& acl() const override { return security_.acl(); }
@@ -202,6 +203,8 @@ class Server final : public ConnectionHost, public ServerServices {
   // Nobody takes (lock, session)'s wait any more: propose its CancelWait and
   // release a grant that lands before it (abandoned_).
   void abandon_wait(const WaitKey& key);
+  // Proposes ConnectionClosed for an ONCLOSE session whose grace passed.
+  void end_closed_session(core::SessionId session);
   void push_to_watchers(core::SessionId session, const std::string& kind,
                         const std::function<void(resp::Writer&)>& body, std::size_t body_items);
   void arm_node_timer();
@@ -263,6 +266,7 @@ class Server final : public ConnectionHost, public ServerServices {
   IncrementalMap<core::SessionId, SpeakerIds> speakers_;
   SecurityState security_{config_};  // users, TLS certificates, access checks
   DelayedErrors delayed_errors_;  // delay_error()
+  CloseBindings close_bindings_;  // ONCLOSE sessions (end_closed_session())
 
   bool shutting_down_ = false;
   std::atomic<bool> stop_requested_{false};

@@ -40,6 +40,8 @@ struct LockArgs {
   std::string ttl = "10s";
   std::string wait = "30s";
   std::string grace = "10s";
+  std::string close_grace = "0";  // ONCLOSE: a killed `leasehold lock` frees the lock at once
+  bool no_close_grace = false;
   bool shared = false;
   unsigned limit = 0;
   std::vector<std::string> command;
@@ -121,6 +123,10 @@ int run_lock(LockArgs& a) {
   if (!wait) return cli::report("lock", Status(wait.status().code(), "--wait: " + wait.status().message()));
   auto grace = cli::parse_duration(a.grace);
   if (!grace) return cli::report("lock", Status(grace.status().code(), "--grace: " + grace.status().message()));
+  auto close_grace = cli::parse_duration(a.close_grace);
+  if (!close_grace) {
+    return cli::report("lock", Status(close_grace.status().code(), "--close-grace: " + close_grace.status().message()));
+  }
   if (a.command.empty()) {
     return cli::report("lock", Status(ErrorCode::kInvalidArgument, "no command given (use -- CMD ARGS...)"));
   }
@@ -134,6 +140,7 @@ int run_lock(LockArgs& a) {
 
   client::SessionOptions so;
   so.ttl = *ttl;
+  if (!a.no_close_grace) so.close_grace = *close_grace;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   so.owner = "leasehold lock pid " + std::to_string(getpid()) + "@" + host;
@@ -205,6 +212,12 @@ void register_lock(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--grace", args->grace, "After a loss: SIGTERM, then SIGKILL after this")
       ->capture_default_str();
+  auto* no_close = cmd->add_flag("--no-close-grace", args->no_close_grace,
+                                 "Keep the lock until the TTL even when this process dies (no ONCLOSE)");
+  cmd->add_option("--close-grace", args->close_grace,
+                  "If this process dies (its connection closes), free the lock after this (0: at once)")
+      ->capture_default_str()
+      ->excludes(no_close);
   auto* shared = cmd->add_flag("--shared", args->shared, "Take the lock in shared (reader) mode");
   cmd->add_option("--limit", args->limit, "Semaphore: at most N holders")
       ->check(cli::whole_number(1, 1'000'000))

@@ -197,7 +197,8 @@ prometheus::Counter* Metrics::releases_by_cause(AuditCause cause) const {
     case AuditCause::kSessionExpired:
     case AuditCause::kSessionKilled:
     case AuditCause::kRevoked:
-    case AuditCause::kLockDelay: break;
+    case AuditCause::kLockDelay:
+    case AuditCause::kConnectionClosed: break;
   }
   // EventDeriver gives a release only the five causes above.
   LEASEHOLD_ASSERT(false, "a release event with cause \"{}\"", audit_cause_text(cause));

@@ -279,3 +279,53 @@ def test_election(server: Proc) -> None:
         leader = ea.leader()
         assert leader is not None and leader.value == b"10.0.0.2:80" and eb.is_leader and not ea.is_leader
         eb.resign()
+
+
+def _holder(server: Proc, lock: str, grace: str) -> "subprocess.Popen[str]":
+    worker = subprocess.Popen(
+        [sys.executable, str(HERE / "worker.py"), server.endpoint, lock, "hold", grace],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert worker.stdout is not None
+    line = worker.stdout.readline().split()
+    assert line and line[0] == "token", line
+    return worker
+
+
+def test_close_grace_zero_frees_the_lock_of_a_killed_holder(server: Proc) -> None:
+    """kill -9 of a holder with close_grace=0: its kernel closes the socket,
+    the server ends the session, and a waiter gets the lock well before the
+    holder's 30 s TTL."""
+    worker = _holder(server, "crash", "0")
+    try:
+        worker.kill()  # SIGKILL
+        worker.wait(timeout=10)
+        client = make_client(server.endpoint)
+        with leasehold.Session(client, ttl=5.0) as b:
+            started = time.monotonic()
+            with b.lock("crash", wait=15.0) as lock:  # bounded well under the 30 s TTL
+                assert lock.token > 0
+            assert time.monotonic() - started < 15.0
+    finally:
+        worker.kill()
+
+
+def test_a_paused_holder_with_close_grace_keeps_its_lock(server: Proc) -> None:
+    """SIGSTOP is silence, not a close: the session lives on until its TTL."""
+    worker = _holder(server, "paused", "0")
+    try:
+        worker.send_signal(subprocess.signal.SIGSTOP)  # type: ignore[attr-defined]
+        client = make_client(server.endpoint)
+        with leasehold.Session(client, ttl=5.0) as b:
+            with pytest.raises(leasehold.TimedOut):
+                b.lock("paused", wait=2.0).acquire()  # deliberate: 2 s of a 30 s TTL
+        worker.send_signal(subprocess.signal.SIGCONT)  # type: ignore[attr-defined]
+    finally:
+        worker.kill()
+
+
+def test_open_retry_with_the_same_reqid_returns_the_same_session(server: Proc) -> None:
+    client = make_client(server.endpoint)
+    first = client.open_session(10_000, reqid="py-retry-1")
+    assert client.open_session(10_000, reqid="py-retry-1") == first
+    assert client.open_session(10_000, reqid="py-retry-2") != first

@@ -6,7 +6,9 @@ makes the client prefer that address (at most ``max_redirects`` hops per
 call); a failed connection moves on to the next endpoint after a jittered
 exponential backoff, within the call's deadline, when repeating the request
 is harmless (reads, keepalives, the SEQ-tagged LOCK.ACQUIRE/LOCK.RELEASE).
-``SESSION.OPEN`` is re-sent only when it was never sent.
+``SESSION.OPEN`` is re-sent only when it was never sent, unless it carries
+a ``REQID`` (``Session`` always sends one): then a retry returns the same
+session, so it is re-sent like a keepalive.
 
 The client speaks RESP2 through redis-py's ``redis.Connection`` (redis-py 4.3
 has no RESP3), so it gets no server pushes; sessions poll instead (see
@@ -246,15 +248,26 @@ class Client:
                 out[k] = v
         return out
 
-    def open_session(self, ttl_ms: int, owner: str = "") -> int:
+    def open_session(
+        self, ttl_ms: int, owner: str = "", *, close_grace_ms: Optional[int] = None, reqid: str = ""
+    ) -> int:
+        """``SESSION.OPEN``. ``close_grace_ms``: ONCLOSE (the session ends that
+        long after the connection bound to it closes). ``reqid``: the retry
+        key; with one, a lost reply is retried and returns the same session."""
         args: List[Any] = ["SESSION.OPEN", ttl_ms]
         if owner:
             args += ["OWNER", owner]
-        return _replies.as_int(self.call(*args))
+        if close_grace_ms is not None:
+            args += ["ONCLOSE", close_grace_ms]
+        if reqid:
+            args += ["REQID", reqid]
+        return _replies.as_int(self.call(*args, resend_if_sent=bool(reqid)))
 
-    def keepalive(self, session: int, timeout: Optional[float] = None, reserve: bool = True) -> int:
-        """The TTL now granted, in ms. ``SessionExpired`` when gone."""
-        return _replies.as_int(self.call("SESSION.KEEPALIVE", session, timeout=timeout, reserve=reserve, resend_if_sent=True))
+    def keepalive(self, session: int, timeout: Optional[float] = None, reserve: bool = True, bind: bool = False) -> int:
+        """The TTL now granted, in ms. ``SessionExpired`` when gone.
+        ``bind``: also bind an ONCLOSE session to the connection that carried it."""
+        args: List[Any] = ["SESSION.KEEPALIVE", session] + (["BIND"] if bind else [])
+        return _replies.as_int(self.call(*args, timeout=timeout, reserve=reserve, resend_if_sent=True))
 
     def close_session(self, session: int, timeout: Optional[float] = None) -> None:
         self.call("SESSION.CLOSE", session, timeout=timeout, resend_if_sent=True)

@@ -1,6 +1,8 @@
 """``Session``: a leasehold session that keeps itself alive and announces its loss.
 
-Opening sends ``SESSION.OPEN ttl``. A daemon thread then sends
+Opening sends ``SESSION.OPEN ttl REQID r`` (a random r per Session, reused
+if the open is retried, so a lost reply never leaves a second session).
+A daemon thread then sends
 ``SESSION.KEEPALIVE`` about every ``ttl/3`` (outside the client's
 connection limit, so blocking acquires never starve it) and, after each
 acknowledged keepalive, re-checks every lock the session holds with
@@ -24,6 +26,18 @@ thread; keep it quick), ``lost_event`` (a ``threading.Event``) and
 ``lost`` is also true as soon as the safe deadline has passed, before the
 thread noticed.
 
+CLOSE GRACE (``close_grace=`` seconds, off by default): the session is
+opened with ``ONCLOSE`` and bound to the client's connection; when that
+connection closes (the process crashed or was killed: its kernel closes
+the socket) the server ends the session after the grace and its locks go
+to the next waiter at once instead of after the TTL. Each keepalive
+re-binds (``SESSION.KEEPALIVE id BIND``), also after a reconnect or a
+failover. The trade-off: a connection the client itself drops (a call
+timing out, a pooled connection reset) also ends the session after the
+grace, so use a grace of a second or two unless a crash must free the
+lock at once. Silence (a partition, a paused process) is not a close:
+only the TTL ends the session then.
+
 ``close()`` (also ``with Session(...)``) stops the keepalive and sends
 ``SESSION.CLOSE`` once, bounded by the client's call timeout; the server
 releases the session's locks. A closed session sets ``lost_event`` but
@@ -35,6 +49,7 @@ Thread-safety: every method may be called from any thread.
 from __future__ import annotations
 
 import itertools
+import secrets
 import threading
 import time
 from typing import TYPE_CHECKING, Callable, List, Optional, Set
@@ -65,6 +80,7 @@ class Session:
         drift_bound: Optional[float] = None,
         on_lost: Optional[LostCallback] = None,
         on_lock_lost: Optional[LockLostCallback] = None,
+        close_grace: Optional[float] = None,
     ) -> None:
         """Opens the session (``ttl`` in seconds) and starts its keepalive.
 
@@ -78,6 +94,9 @@ class Session:
         self.drift_bound = default_drift_bound(ttl) if drift_bound is None else drift_bound
         if not 0 <= self.drift_bound < ttl:
             raise InvalidArgument("drift_bound must be in [0, ttl)")
+        if close_grace is not None and not 0 <= close_grace <= ttl:
+            raise InvalidArgument("close_grace must be in [0, ttl]")
+        self.close_grace = close_grace
         self.keepalive_interval = keepalive_interval if keepalive_interval else ttl / 3
         self._on_lost = on_lost
         self._on_lock_lost = on_lock_lost
@@ -89,7 +108,10 @@ class Session:
         self._stop = threading.Event()
         self.lost_event = threading.Event()
         sent = time.monotonic()
-        self.id: int = client.open_session(int(round(ttl * 1000)), owner)
+        grace_ms = None if close_grace is None else int(round(close_grace * 1000))
+        self.id: int = client.open_session(
+            int(round(ttl * 1000)), owner, close_grace_ms=grace_ms, reqid="py-" + secrets.token_hex(12)
+        )
         self._deadline = sent + ttl - self.drift_bound
         self._thread = threading.Thread(target=self._run, name=f"leasehold-keepalive-{self.id}", daemon=True)
         self._thread.start()
@@ -188,7 +210,9 @@ class Session:
             if sent >= self.safe_deadline():
                 continue  # reported at the top
             try:
-                granted_ms = self.client.keepalive(self.id, timeout=self.safe_deadline() - sent, reserve=False)
+                granted_ms = self.client.keepalive(
+                    self.id, timeout=self.safe_deadline() - sent, reserve=False, bind=self.close_grace is not None
+                )
             except SessionExpired as e:
                 self._lose(e)
                 return

@@ -1,0 +1,144 @@
+// SESSION.OPEN ... ONCLOSE grace_ms and REQID r on a real server: a closed
+// connection frees an ONCLOSE session's locks well before its TTL (and only
+// the TTL frees a session without ONCLOSE); a keepalive or re-bind during
+// the grace keeps it; a REQID retry on another connection gets the same
+// session; bad input gets a clear error.
+#include <gtest/gtest.h>
+
+#include "testkit/eventually.h"
+#include "testkit/server_process.h"
+
+namespace leasehold::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using resp::Type;
+using resp::Value;
+
+class OnCloseReqid : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(server_.start(dir_.file("data"))); }
+  RespClient client() {
+    RespClient c = server_.client();
+    EXPECT_TRUE(c.connected());
+    return c;
+  }
+  std::string open(RespClient& c, std::vector<std::string> extra = {}, std::int64_t ttl = 30000) {
+    std::vector<std::string> args{"SESSION.OPEN", std::to_string(ttl)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Value v = c.call(args);
+    EXPECT_EQ(v.type, Type::kInteger) << v.debug_string();
+    return std::to_string(v.integer);
+  }
+  bool live(RespClient& c, const std::string& session) {
+    return c.call({"SESSION.KEEPALIVE", session}).type == Type::kInteger;
+  }
+
+  TempDir dir_{"server-onclose"};
+  ServerProcess server_;
+};
+
+TEST_F(OnCloseReqid, ClosedConnectionFreesTheLockWellBeforeTheTtl) {
+  RespClient holder = client(), waiter = client(), watcher = client();
+  const std::string s = open(holder, {"ONCLOSE", "0"});  // TTL 30 s
+  const std::string w = open(waiter);
+  ASSERT_EQ(holder.call({"LOCK.ACQUIRE", "L", s}).type, Type::kInteger);
+  ASSERT_EQ(watcher.call({"HELLO", "3"}).type, Type::kMap);
+  ASSERT_EQ(watcher.call({"SESSION.WATCH", s}), Value::simple("OK"));
+  ASSERT_TRUE(waiter.send({"LOCK.ACQUIRE", "L", w, "WAIT", "0"}));
+  holder.close();  // what a crashed holder's kernel does: FIN
+  // The waiter gets the lock long before the 30 s TTL.
+  auto token = waiter.read(10s);
+  ASSERT_TRUE(token) << token.status().to_string();
+  EXPECT_EQ(token->type, Type::kInteger) << token->debug_string();
+  // The watcher hears the loss with reason "closed".
+  auto push = watcher.read(5s);
+  ASSERT_TRUE(push) << push.status().to_string();
+  EXPECT_NE(push->debug_string().find("closed"), std::string::npos) << push->debug_string();
+  EXPECT_FALSE(live(watcher, s));
+}
+
+TEST_F(OnCloseReqid, WithoutOnCloseOnlyTheTtlFreesTheLock) {
+  RespClient holder = client(), waiter = client();
+  const std::string s = open(holder, {}, 3000);
+  const std::string w = open(waiter);
+  ASSERT_EQ(holder.call({"LOCK.ACQUIRE", "L", s}).type, Type::kInteger);
+  ASSERT_TRUE(waiter.send({"LOCK.ACQUIRE", "L", w, "WAIT", "0"}));
+  holder.close();
+  // deliberate: for a second the lock stays with the closed holder's session.
+  EXPECT_EQ(waiter.read(1000ms).status().code(), ErrorCode::kTimedOut);
+  auto token = waiter.read(10s);  // then its 3 s TTL ends it
+  ASSERT_TRUE(token) << token.status().to_string();
+  EXPECT_EQ(token->type, Type::kInteger);
+}
+
+TEST_F(OnCloseReqid, KeepaliveDuringTheGraceKeepsTheSessionAndBindMovesIt) {
+  RespClient first = client(), other = client(), waiter = client();
+  const std::string s = open(first, {"ONCLOSE", "1500"});
+  const std::string w = open(waiter);
+  ASSERT_EQ(first.call({"LOCK.ACQUIRE", "L", s}).type, Type::kInteger);
+  ASSERT_TRUE(waiter.send({"LOCK.ACQUIRE", "L", w, "WAIT", "0"}));
+  first.close();
+  // A re-bind on another connection within the 1.5 s grace cancels the end.
+  ASSERT_EQ(other.call({"SESSION.KEEPALIVE", s, "BIND"}).type, Type::kInteger);
+  // deliberate: past the grace, the lock is still held.
+  EXPECT_EQ(waiter.read(2500ms).status().code(), ErrorCode::kTimedOut);
+  EXPECT_TRUE(live(waiter, s));
+  // The binding moved: closing the new connection ends the session.
+  other.close();
+  auto token = waiter.read(10s);
+  ASSERT_TRUE(token) << token.status().to_string();
+  EXPECT_EQ(token->type, Type::kInteger);
+}
+
+TEST_F(OnCloseReqid, PlainKeepaliveCancelsAPendingEnd) {
+  RespClient first = client(), other = client();
+  const std::string s = open(first, {"ONCLOSE", "1500"});
+  first.close();
+  // Cancels the end, once the server saw the close (a keepalive before that
+  // has nothing to cancel): keep it alive until past the grace.
+  const auto until = std::chrono::steady_clock::now() + 3s;
+  while (std::chrono::steady_clock::now() < until) {
+    ASSERT_TRUE(live(other, s));
+    std::this_thread::sleep_for(200ms);  // deliberate: keepalives at a steady pace through the grace
+  }
+  EXPECT_TRUE(live(other, s));
+}
+
+TEST_F(OnCloseReqid, BindNeedsOnCloseAndBadOptionsAreRefused) {
+  RespClient c = client();
+  const std::string plain = open(c);
+  Value v = c.call({"SESSION.KEEPALIVE", plain, "BIND"});
+  EXPECT_EQ(v.type, Type::kError);
+  EXPECT_NE(v.str.find("ONCLOSE"), std::string::npos) << v.debug_string();
+  EXPECT_EQ(c.call({"SESSION.KEEPALIVE", plain, "BOUND"}).type, Type::kError);
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"SESSION.OPEN", "1000", "ONCLOSE", "2000"},                   // grace over the TTL
+           {"SESSION.OPEN", "1000", "ONCLOSE", "-1"},
+           {"SESSION.OPEN", "1000", "ONCLOSE"},
+           {"SESSION.OPEN", "1000", "ONCLOSE", "1", "ONCLOSE", "2"},      // twice
+           {"SESSION.OPEN", "1000", "REQID", std::string(65, 'r')},        // too long
+           {"SESSION.OPEN", "1000", "REQID", "with space"},
+           {"SESSION.OPEN", "1000", "REQID", ""},
+           {"SESSION.OPEN", "1000", "NOPE", "1"}}) {
+    Value e = c.call(bad);
+    EXPECT_EQ(e.type, Type::kError) << bad[2] << " " << e.debug_string();
+    EXPECT_FALSE(e.str.empty());
+  }
+  Value list = c.call({"SESSION.LIST"});
+  EXPECT_EQ(list.elements.size(), 1U) << "a refused open opens nothing";
+}
+
+TEST_F(OnCloseReqid, RetryWithTheSameReqidGetsTheSameSession) {
+  RespClient first = client(), retry = client();
+  const std::string s = open(first, {"OWNER", "job", "REQID", "open-7f3a"});
+  first.close();  // the reply may have been lost with it
+  EXPECT_EQ(open(retry, {"REQID", "open-7f3a", "OWNER", "job"}), s);
+  EXPECT_NE(open(retry, {"REQID", "open-other"}), s);
+  EXPECT_EQ(retry.call({"SESSION.LIST"}).elements.size(), 2U);
+  ASSERT_EQ(retry.call({"SESSION.CLOSE", s}), Value::simple("OK"));
+  EXPECT_NE(open(retry, {"REQID", "open-7f3a"}), s) << "a reqid is free again once its session ended";
+}
+
+}  // namespace
+}  // namespace leasehold::testing
