@@ -56,13 +56,25 @@ Status Session::close() {
   // only unreachable): close it so its locks free now, not at its expiry.
   const Status before = state_->status();
   const bool was_live = before.is_ok() || before.code() == ErrorCode::kTimedOut;
+  Status st;
+  bool closed_on_server = false;
+  // ONCLOSE: close on the server while the bound keepalive connection is
+  // still open. Stopping the keepalive first closes that connection, and the
+  // server could end the session as "closed" (an expiry: lock-delay for the
+  // locks still held) before SESSION.CLOSE arrives.
+  if (state_->bind && before.is_ok()) {
+    state_->closing.store(true, std::memory_order_release);
+    st = state_->client->close_session(state_->id);
+    closed_on_server = true;
+  }
   state_->end(Status(ErrorCode::kSessionExpired,
                      "session " + std::to_string(state_->id) + " closed"),
               false);
   if (keepalive_.joinable()) keepalive_.join();
   if (!was_live) return Status::ok();  // expired or killed: nothing left on the server
-  Status st;
-  if (before.code() == ErrorCode::kTimedOut) {
+  if (closed_on_server) {
+    // judged below as close_session() is
+  } else if (before.code() == ErrorCode::kTimedOut) {
     // The server was unreachable a moment ago: one short attempt only.
     const auto bound = std::min(state_->client->options().call_timeout, Millis(500));
     auto r = state_->client->core().call({"SESSION.CLOSE", std::to_string(state_->id)},

@@ -70,6 +70,7 @@ Status SessionState::status() const {
 }
 
 void SessionState::end(Status why, bool is_loss) {
+  if (closing.load(std::memory_order_acquire)) is_loss = false;
   std::vector<std::shared_ptr<HeldLock>> locks;
   {
     std::lock_guard lock(mu_);

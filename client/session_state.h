@@ -60,6 +60,9 @@ struct SessionState {
   const Millis interval;
   const Millis drift;  // drift_margin(options)
   const bool bind;     // opened with ONCLOSE: each keepalive re-binds (SESSION.KEEPALIVE id BIND)
+  // Session::close() is closing it on the server: an end from now on is
+  // not a loss (no on_lost / on_lock_lost), whatever the keepalive thread saw.
+  std::atomic<bool> closing{false};
   const int wake_fd;  // eventfd, readable once ended (-1 if it could not be made)
 
   Clock::time_point deadline() const;
