@@ -17,7 +17,7 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= resp_parser command_args log_entry entry_journal history_file snapshot etcd_log http_request script_catalog net
+FUZZ_TARGETS ?= resp_parser command_args log_entry entry_journal history_file snapshot etcd_log http_request script_catalog net net-numbers
 FUZZ_LEDGER  ?= $(BUILD_FUZZ)/fuzz/runs.jsonl
 JOBS       ?= $(shell nproc)
 RUNS       ?= 10
@@ -114,7 +114,7 @@ test: test-release test-asan test-fuzz
 
 # Long fuzzing, niced (scripts/fuzz-long.sh): each libFuzzer target
 # FUZZ_SECONDS, then the network fuzzer against the ASan server for
-# FUZZ_SECONDS. New inputs and crashes go to $(BUILD_FUZZ)/fuzz/work/<target>/.
+# FUZZ_SECONDS, plain (net) and in its extreme-numbers mode (net-numbers). New inputs and crashes go to $(BUILD_FUZZ)/fuzz/work/<target>/.
 # Every run is written to FUZZ_LEDGER (under the build), then folded into
 # the aggregate RELIABILITY_TOTALS (kept in the repository, so the volume
 # adds up across clones) and the fuzzing section of RELIABILITY_PAGE.
@@ -127,7 +127,8 @@ fuzz-corpus: build-fuzz
 	@cmake --build $(BUILD_FUZZ) --target fuzz_corpus_gen
 	./$(BUILD_FUZZ)/fuzz/fuzz_corpus_gen fuzz
 
-# Benchmarks (docs/bench.md): the core state machine's, then bench/run_all.sh.
+# Benchmarks (docs/bench.md): the core state machine's, then bench/run_all.sh,
+# then the scaling model of shards (bench/sim/scale_model.py).
 # Their raw output goes to BENCH_OUT, under $(BUILD) (never into tracked
 # files); bench/results_page.py then rewrites the tables of
 # docs/bench-results.md from it (commit that when a conclusion changed).
@@ -136,6 +137,7 @@ bench: build
 	@out=$(BENCH_OUT) && mkdir -p "$$out" && \
 	  ./$(BUILD)/bench/leasehold_core_bench --benchmark_out="$$out/core.json" --benchmark_out_format=json && \
 	  BUILD=$(BUILD) OUT_DIR="$$out" BENCH_ENTRY="make bench" bash bench/run_all.sh && \
+	  python3 bench/sim/scale_model.py >"$$out/scale_model.txt" && \
 	  python3 bench/results_page.py "$$out" docs/bench-results.md
 
 # Long torture runs (docs/torture.md): seeds TORTURE_SEED, TORTURE_SEED+1, ...;

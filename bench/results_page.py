@@ -12,6 +12,7 @@ section of the page:
   etcd.txt      bench/run_etcd.sh's output  -> section "etcd"
   capacity.txt  bench/run_capacity.sh's     -> section "capacity"
   core.json     leasehold_core_bench --benchmark_out_format=json -> section "core"
+  scale_model.txt  bench/sim/scale_model.py's output -> section "scale_model"
 
 A section is the text between `<!-- generated: NAME -->` and
 `<!-- end: NAME -->` on the page. A section whose file the run did not
@@ -27,7 +28,7 @@ import os
 import re
 import sys
 
-SECTIONS = ("load", "etcd", "capacity", "core")
+SECTIONS = ("load", "etcd", "capacity", "core", "scale_model")
 
 
 def header_value(text, key):
@@ -236,13 +237,20 @@ def core_section(data):
             f"{context.get('num_cpus', '?')} CPUs: " + "; ".join(parts) + "."]
 
 
+def scale_model_section(text):
+    """The model's own output, under the command that produced it."""
+    return ["Produced by `python3 bench/sim/scale_model.py` (a prediction from bench/sim/calibration.json, "
+            "not a measurement).", ""] + text.rstrip("\n").split("\n")
+
+
 def main(argv):
     if len(argv) not in (2, 3) or argv[1].startswith("-"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     run_dir, page = argv[1], argv[2] if len(argv) == 3 else "docs/bench-results.md"
     makers = {"load": ("load.txt", load_section), "etcd": ("etcd.txt", etcd_section),
-              "capacity": ("capacity.txt", capacity_section), "core": ("core.json", core_section)}
+              "capacity": ("capacity.txt", capacity_section), "core": ("core.json", core_section),
+              "scale_model": ("scale_model.txt", scale_model_section)}
     try:
         with open(page) as f:
             text = f.read()

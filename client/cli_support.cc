@@ -12,6 +12,8 @@
 #include <exception>
 #include <iostream>
 
+#include "common/duration_text.h"
+
 namespace leasehold::cli {
 
 namespace {
@@ -21,46 +23,7 @@ std::string g_timeout_text;  // NOLINT: one command per process
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 }  // namespace
 
-Result<client::Millis> parse_duration(std::string_view text) {
-  auto bad = [&](std::string_view why) {
-    return Status(ErrorCode::kInvalidArgument, "bad duration '" + std::string(text) + "': " + std::string(why) +
-                                                   " (examples: 500ms, 1.5s, 10s, 2m, 1h)");
-  };
-  if (text == "0") return client::Millis(0);
-  std::size_t pos = 0;
-  while (pos < text.size() && is_digit(text[pos])) ++pos;
-  const std::string_view whole = text.substr(0, pos);
-  std::string_view fraction;
-  if (pos < text.size() && text[pos] == '.') {
-    const std::size_t from = ++pos;
-    while (pos < text.size() && is_digit(text[pos])) ++pos;
-    fraction = text.substr(from, pos - from);
-    if (fraction.empty()) return bad("expected digits after the '.'");
-  }
-  if (whole.empty()) {
-    if (!text.empty() && text[0] == '-') return bad("negative durations are not allowed");
-    return bad("expected a number and a unit");
-  }
-  if (whole.size() > 10 || fraction.size() > 6) return bad("number out of range");
-  std::int64_t value = 0;
-  std::from_chars(whole.data(), whole.data() + whole.size(), value);
-  if (value > 1'000'000'000) return bad("number out of range");
-  const std::string_view unit = text.substr(pos);
-  std::int64_t scale = 0;
-  if (unit == "ms") scale = 1;
-  else if (unit == "s") scale = 1000;
-  else if (unit == "m") scale = 60'000;
-  else if (unit == "h") scale = 3'600'000;
-  else return bad(unit.empty() ? "add a unit: ms, s, m or h" : "unknown unit '" + std::string(unit) + "' (use ms, s, m, h)");
-  std::int64_t frac_value = 0;
-  std::int64_t frac_scale = 1;
-  for (char c : fraction) {
-    frac_value = frac_value * 10 + (c - '0');
-    frac_scale *= 10;
-  }
-  if ((frac_value * scale) % frac_scale != 0) return bad("not a whole number of milliseconds");
-  return client::Millis(value * scale + frac_value * scale / frac_scale);
-}
+Result<client::Millis> parse_duration(std::string_view text) { return parse_duration_text(text); }
 
 CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
   const std::string want = fmt::format("(a whole number from {} to {})", min, max);
@@ -141,10 +104,20 @@ Result<std::shared_ptr<client::Client>> make_client(const CommonOptions& options
   return client::Client::create(std::move(co));
 }
 
+namespace {
+bool starts_with_word(const std::string& text, std::string_view word) {
+  return text.rfind(word, 0) == 0 && (text.size() == word.size() || text[word.size()] == ' ');
+}
+}  // namespace
+
 int exit_code_for(const Status& status) {
   switch (status.code()) {
     case ErrorCode::kOk: return kExitOk;
-    case ErrorCode::kInvalidArgument: return kExitUsage;
+    case ErrorCode::kInvalidArgument:
+      // A user the server knows, refused this command or name: a refusal
+      // like "not the holder", not a usage error (client/connection.cc keeps
+      // the NOPERM prefix in the message).
+      return starts_with_word(status.message(), "NOPERM") ? kExitFailed : kExitUsage;
     case ErrorCode::kUnreachable:
     case ErrorCode::kUnavailable:
     case ErrorCode::kTimedOut:
@@ -160,6 +133,12 @@ int report(std::string_view command, const Status& status) {
                                                  : status.message();
   for (char& c : message) {
     if (c == '\n' || c == '\r') c = ' ';
+  }
+  if (status.code() == ErrorCode::kInvalidArgument && starts_with_word(message, "NOAUTH")) {
+    // The server's own words ("HELLO must be called with the client already
+    // authenticated ...") do not say which flags give the credentials.
+    message = "the server requires authentication: pass --password-file or set LEASEHOLD_PASSWORD "
+              "(and --user, or LEASEHOLD_USER, for a user other than 'default') (NOAUTH)";
   }
   const bool no_answer = status.code() == ErrorCode::kUnreachable || status.code() == ErrorCode::kTimedOut;
   const bool ran_out = message.find("timed out") != std::string::npos ||

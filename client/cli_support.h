@@ -35,6 +35,7 @@ inline constexpr int kExitUnavailable = exit_code::kUnavailable;  // no server r
 inline constexpr int kExitInternal = exit_code::kInternal;        // a bug, or an unexpected reply
 inline constexpr int kExitNotAcquired = exit_code::kNotAcquired;  // `lock`: not granted within --wait
 inline constexpr int kExitLost = exit_code::kLost;                // `lock`: the lease was lost while CMD ran
+inline constexpr int kExitHoldEnded = exit_code::kHoldEnded;      // `lock --max-hold`: the hold ended while CMD ran
 inline constexpr int kExitCannotRun = exit_code::kCannotRun;      // `lock`: CMD could not be started
 inline constexpr int kExitNotFound = exit_code::kNotFound;        // `lock`: CMD not found
 
@@ -68,12 +69,16 @@ void add_common_options(CLI::App& cmd, CommonOptions& options, bool with_json);
 Result<std::shared_ptr<client::Client>> make_client(const CommonOptions& options,
                                                     const std::string& name = "leasehold-cli");
 
-// The exit code for an error status (see above).
+// The exit code for an error status (see above). Refused credentials
+// (WRONGPASS, NOAUTH, an untrusted certificate, a plain endpoint on a TLS
+// port) are usage errors (64); a NOPERM refusal is a refusal (1).
 int exit_code_for(const Status& status);
 // Prints "leasehold <command>: <message>" on stderr; returns exit_code_for().
 // A call that ran out of time says so with the --timeout given to
 // make_client(): "request timed out after 1ms (--timeout): ...", not
-// "no server reachable".
+// "no server reachable". A NOAUTH refusal (no credentials given) names the
+// flags that give them: "the server requires authentication: pass
+// --password-file or set LEASEHOLD_PASSWORD ...".
 int report(std::string_view command, const Status& status);
 // Runs `body` and stores its result with tools::set_exit_code semantics via
 // `set_exit`; any escaping exception becomes one stderr line and kExitInternal.

@@ -250,6 +250,10 @@ Result<std::optional<std::uint64_t>> acquire_call(ClientCore& core, const Acquir
     args.emplace_back("DELAY");
     args.push_back(ms_arg(req.delay));
   }
+  if (req.lease.count() > 0) {
+    args.emplace_back("LEASE");
+    args.push_back(ms_arg(req.lease));
+  }
   if (req.seq != 0) {
     args.emplace_back("SEQ");
     args.push_back(std::to_string(req.seq));
@@ -274,6 +278,28 @@ Status Client::release(std::string_view name, std::uint64_t session, std::uint64
   }
   auto r = core_->call(args, bounded(*core_, seq != 0 ? Retry::kSafe : Retry::kIfNotSent));
   return r ? detail::decode_ok(*r, "LOCK.RELEASE") : r.status();
+}
+
+Status Client::extend(std::string_view name, std::uint64_t session, std::uint64_t token, Millis lease) {
+  // Idempotent in effect (a repeat moves the end a little later), but the
+  // caller bounds its deadline from before the first send: retried only
+  // when never sent.
+  auto r = core_->call({"LOCK.EXTEND", std::string(name), std::to_string(session), std::to_string(token),
+                        std::to_string(lease.count())},
+                       bounded(*core_, Retry::kIfNotSent));
+  return r ? detail::decode_ok(*r, "LOCK.EXTEND") : r.status();
+}
+
+Result<std::uint64_t> Client::transfer(std::string_view name, std::uint64_t from, std::uint64_t token,
+                                       std::uint64_t to) {
+  // Not repeated after a lost reply: a repeat would find the old token stale.
+  auto r = core_->call({"LOCK.TRANSFER", std::string(name), std::to_string(from), std::to_string(token),
+                        std::to_string(to)},
+                       bounded(*core_, Retry::kIfNotSent));
+  if (!r) return r.status();
+  auto t = detail::decode_integer(*r, "LOCK.TRANSFER");
+  if (!t) return t.status();
+  return static_cast<std::uint64_t>(*t);
 }
 
 Result<std::optional<LockInfo>> Client::lock_info(std::string_view name) {

@@ -84,6 +84,45 @@ Result<int> tcp_connect(const Endpoint& ep, Clock::time_point deadline, int inte
   return Status(ErrorCode::kUnreachable, "cannot connect to " + ep.to_string() + ": " + last_error);
 }
 
+// The start of a TLS record from the server: an alert (0x15) or a
+// handshake (0x16), then major version 3. No RESP reply starts with either
+// byte. (Our TLS port closes a plaintext HELLO without a byte, and answers
+// a malformed ClientHello with an alert; other TLS servers may answer the
+// plaintext with an alert at once.)
+bool looks_like_tls_record(std::string_view bytes) {
+  return bytes.size() >= 2 && (bytes[0] == '\x15' || bytes[0] == '\x16') && bytes[1] == '\x03';
+}
+
+// Whether the server at `ep` speaks TLS: sends it the start of a TLS
+// handshake (a ClientHello record with an empty body) on a connection of
+// its own and looks for a TLS record in the answer (a TLS server answers
+// with an alert; a RESP server with an error or nothing). Any failure, or
+// no answer before the deadline, counts as no.
+bool answers_tls(const Endpoint& ep, Clock::time_point deadline) {
+  auto fd = tcp_connect(ep, deadline, -1);
+  if (!fd) return false;
+  static constexpr char kHello[] = {'\x16', '\x03', '\x01', '\x00', '\x04', '\x01', '\x00', '\x00', '\x00'};
+  bool tls = false;
+  if (::send(*fd, kHello, sizeof kHello, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof kHello)) {
+    pollfd p{*fd, POLLIN, 0};
+    int n = 0;
+    do {
+      n = ::poll(&p, 1, millis_until(deadline));
+    } while (n < 0 && errno == EINTR);
+    char head[2] = {};
+    if (n > 0 && ::recv(*fd, head, sizeof head, MSG_WAITALL) == static_cast<ssize_t>(sizeof head)) {
+      tls = looks_like_tls_record(std::string_view(head, sizeof head));
+    }
+  }
+  ::close(*fd);
+  return tls;
+}
+
+Status tls_port_status(const Endpoint& ep) {
+  return Status(ErrorCode::kInvalidArgument,
+                ep.to_string() + " speaks TLS: use the endpoint tls://" + ep.to_string());
+}
+
 }  // namespace
 
 Status interrupted_status() { return Status(ErrorCode::kUnavailable, "interrupted"); }
@@ -158,6 +197,12 @@ Result<std::unique_ptr<Connection>> Connection::dial(const Endpoint& endpoint,
     hello.push_back(handshake.client_name);
   }
   auto reply = conn->roundtrip(hello, deadline, interrupt_fd, {});
+  if (!reply && !endpoint.tls && !conn->received_any_ && reply.status().code() == ErrorCode::kUnreachable &&
+      answers_tls(endpoint, deadline)) {
+    // A TLS port closes a plaintext connection without a word: say so
+    // instead of "closed by the server", which the caller would retry.
+    return tls_port_status(endpoint);
+  }
   if (!reply) return reply.status();
   if (reply->is_error()) return status_from_error_reply(reply->str);
   if (reply->type != resp::Type::kMap) {
@@ -292,6 +337,9 @@ Result<resp::Value> Connection::read(Deadline deadline, int interrupt_fd) {
       inbuf_.erase(0, out.consumed);
       if (out.status == resp::ParseStatus::kValue) return std::move(out.value);
       if (out.status == resp::ParseStatus::kError) {
+        if (!tls_ && looks_like_tls_record(inbuf_)) {
+          return fail(tls_port_status(endpoint_));  // a usage error: retrying cannot help
+        }
         return fail(Status(ErrorCode::kInternal,
                            "bad reply from " + endpoint_.to_string() + ": " + out.error));
       }
@@ -300,6 +348,7 @@ Result<resp::Value> Connection::read(Deadline deadline, int interrupt_fd) {
     ssize_t n = raw_recv(buf, sizeof buf);
     if (n > 0) {
       inbuf_.append(buf, static_cast<std::size_t>(n));
+      received_any_ = true;
       continue;
     }
     if (n == -2) {

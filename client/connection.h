@@ -55,7 +55,11 @@ class Connection {
   // certificate must verify: else kInvalidArgument "TLS ... not trusted"),
   // then HELLO 3 (with AUTH and SETNAME per `handshake`).
   // A -REDIRECT reply to HELLO is returned as kRedirect; a refused AUTH as
-  // kInvalidArgument "WRONGPASS ...".
+  // kInvalidArgument "WRONGPASS ...". A plain endpoint that is a TLS port
+  // (the server answers HELLO with a TLS record, or closes without a byte
+  // and then answers the start of a TLS handshake on a second connection
+  // with one) is kInvalidArgument "HOST:PORT speaks TLS: use the endpoint
+  // tls://HOST:PORT" (a usage error: the caller does not retry).
   static Result<std::unique_ptr<Connection>> dial(const Endpoint& endpoint,
                                                   Clock::time_point deadline,
                                                   int interrupt_fd,
@@ -99,6 +103,7 @@ class Connection {
   TlsWant tls_want_ = TlsWant::kDone;
   resp::Parser parser_{resp::Parser::Mode::kReply};
   std::string inbuf_;
+  bool received_any_ = false;  // a byte came from the server (the TLS-port check)
   bool broken_ = false;
 };
 

@@ -15,8 +15,20 @@ Status session_gone(const detail::SessionState& st) {
                                       : why.message());
 }
 
+// The client-side end of a lease of `lease` started no earlier than `sent`.
+Clock::time_point lease_end(const detail::SessionState& st, Clock::time_point sent, Millis lease) {
+  const Millis drift = std::chrono::duration_cast<Millis>(lease * st.drift_factor) + st.drift_fixed;
+  return sent + lease - drift;
+}
+
+struct Granted {
+  std::uint64_t token = 0;
+  int retries = 0;
+  Clock::time_point sent;  // before the request that was granted was first sent
+};
+
 // try: `timeout` unset.
-Result<std::pair<std::uint64_t, int>> acquire_token(detail::SessionState& st,
+Result<Granted> acquire_token(detail::SessionState& st,
                                                     const std::string& name,
                                                     std::optional<Millis> timeout,
                                                     const LockOptions& options) {
@@ -31,7 +43,8 @@ Result<std::pair<std::uint64_t, int>> acquire_token(detail::SessionState& st,
   while (true) {
     if (st.ended()) return session_gone(st);
     AcquireRequest req{name, st.id, options.mode, options.limit, std::nullopt,
-                               options.delay, st.next_seq()};
+                               options.delay, st.next_seq(), options.lease};
+    const Clock::time_point sent = Clock::now();
     if (timeout) {
       auto left = std::chrono::ceil<Millis>(deadline - Clock::now());
       req.wait = std::max(left, Millis(1));  // WAIT 0 would mean "forever"
@@ -46,7 +59,7 @@ Result<std::pair<std::uint64_t, int>> acquire_token(detail::SessionState& st,
       }
       return r.status();
     }
-    if (*r) return std::make_pair(**r, retries);
+    if (*r) return Granted{**r, retries, sent};
     if (!timeout) {
       return Status(ErrorCode::kWouldBlock, "lock '" + name + "' is held by another session");
     }
@@ -63,17 +76,19 @@ Result<std::pair<std::uint64_t, int>> acquire_token(detail::SessionState& st,
 
 Result<LockGuard> LockGuard::acquire(Session& session, std::string name, Millis timeout,
                                      LockOptions options) {
-  auto token = acquire_token(*session.state(), name, timeout, options);
-  if (!token) return token.status();
-  auto held = session.state()->register_lock(name, token->first);
+  auto granted = acquire_token(*session.state(), name, timeout, options);
+  if (!granted) return granted.status();
+  auto held = session.state()->register_lock(name, granted->token);
+  if (options.lease.count() > 0) held->set_lease_deadline(lease_end(*session.state(), granted->sent, options.lease));
   return LockGuard(session.state(), std::move(held));
 }
 
 Result<LockGuard> LockGuard::try_acquire(Session& session, std::string name,
                                          LockOptions options) {
-  auto token = acquire_token(*session.state(), name, std::nullopt, options);
-  if (!token) return token.status();
-  auto held = session.state()->register_lock(name, token->first);
+  auto granted = acquire_token(*session.state(), name, std::nullopt, options);
+  if (!granted) return granted.status();
+  auto held = session.state()->register_lock(name, granted->token);
+  if (options.lease.count() > 0) held->set_lease_deadline(lease_end(*session.state(), granted->sent, options.lease));
   return LockGuard(session.state(), std::move(held));
 }
 
@@ -103,13 +118,21 @@ const std::string& LockGuard::name() const {
 std::uint64_t LockGuard::token() const { return held_ ? held_->token() : 0; }
 std::uint64_t LockGuard::session_id() const { return session_ ? session_->id : 0; }
 
-bool LockGuard::valid() const { return held_ && !held_->lost() && !session_->ended(); }
+bool LockGuard::valid() const { return held_ && !held_->lost() && !session_->ended() && !lease_over(); }
+
+bool LockGuard::lease_over() const { return held_ && Clock::now() >= held_->lease_deadline(); }
+
+Clock::time_point LockGuard::safe_deadline() const {
+  if (!held_) return Clock::time_point::min();
+  return std::min(session_->deadline(), held_->lease_deadline());
+}
 bool LockGuard::lost() const { return !valid(); }
 
 Status LockGuard::status() const {
   if (!held_) return Status(ErrorCode::kNotFound, "no lock held");
   if (held_->lost()) return held_->status();
   if (session_->ended()) return session_gone(*session_);
+  if (lease_over()) return Status(ErrorCode::kTimedOut, "the lease of lock '" + held_->name() + "' has ended");
   return Status::ok();
 }
 
@@ -127,6 +150,28 @@ Status LockGuard::release() {
                                        session->next_seq());
   held->mark_lost(Status(ErrorCode::kNotFound, "lock '" + held->name() + "' was released"));
   return st;
+}
+
+Status LockGuard::extend(Millis lease) {
+  if (!held_) return Status(ErrorCode::kNotHolder, "no lock held");
+  if (lease.count() <= 0) return Status(ErrorCode::kInvalidArgument, "a lease extension must be > 0");
+  if (!valid()) return status();
+  const Clock::time_point sent = Clock::now();
+  Status st = session_->client->extend(held_->name(), session_->id, held_->token(), lease);
+  if (st) held_->set_lease_deadline(lease_end(*session_, sent, lease));
+  return st;
+}
+
+Result<std::uint64_t> LockGuard::transfer(std::uint64_t to) {
+  if (!held_) return Status(ErrorCode::kNotHolder, "no lock held");
+  auto token = session_->client->transfer(held_->name(), session_->id, held_->token(), to);
+  if (!token) return token.status();
+  auto held = std::move(held_);
+  auto session = std::move(session_);
+  session->unregister_lock(*held);
+  held->mark_lost(Status(ErrorCode::kNotFound, "lock '" + held->name() + "' was transferred to session " +
+                                                  std::to_string(to)));
+  return *token;
 }
 
 Result<std::uint64_t> LockGuard::put(std::string_view key, std::string_view value) {

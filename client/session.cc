@@ -4,31 +4,99 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "client/client_core.h"
+#include "client/connection.h"
 #include "client/decode.h"
 #include "client/session_state.h"
 
 namespace leasehold::client {
+namespace {
+
+struct OpenedSession {
+  std::uint64_t id = 0;
+  Clock::time_point sent;                    // when the open that succeeded was sent
+  std::unique_ptr<detail::Connection> conn;  // ONCLOSE: the connection it is bound to
+};
+
+// SESSION.OPEN ... ONCLOSE on a connection of its own, which the keepalive
+// thread then keeps: the session is bound to the connection that keeps it
+// alive from its first moment, so no other connection this client might drop
+// (a pooled one) can end it. A lost reply is retried with the same REQID on
+// a new connection (the server answers the same session and binds it there),
+// until the call timeout.
+Result<OpenedSession> open_bound(Client& client, const SessionOptions& options, const std::string& reqid) {
+  std::vector<std::string> args{"SESSION.OPEN", std::to_string(options.ttl.count())};
+  if (!options.owner.empty()) {
+    args.emplace_back("OWNER");
+    args.emplace_back(options.owner);
+  }
+  args.emplace_back("ONCLOSE");
+  args.emplace_back(std::to_string(options.close_grace->count()));
+  args.emplace_back("REQID");
+  args.emplace_back(reqid);
+  detail::ClientCore& core = client.core();
+  const Clock::time_point deadline = Clock::now() + core.options().call_timeout;
+  Status last(ErrorCode::kTimedOut, "SESSION.OPEN: no reply before the call timeout");
+  int redirects = 0;
+  while (Clock::now() < deadline) {
+    auto conn = core.dial(deadline, -1);
+    if (!conn) return conn.status();
+    OpenedSession out;
+    out.sent = Clock::now();
+    auto reply = (*conn)->roundtrip(args, deadline, -1, {});
+    if (!reply) {
+      last = reply.status();
+      continue;  // the reply may be lost: the same REQID again
+    }
+    if (reply->is_error()) {
+      Status st = detail::status_from_error_reply(reply->str);
+      if (st.code() == ErrorCode::kRedirect && ++redirects <= core.options().max_redirects) {
+        if (Status noted = core.note_redirect(st.message(), (*conn)->endpoint().tls); !noted) return noted;
+        continue;
+      }
+      return st;
+    }
+    auto id = detail::decode_integer(*reply, "SESSION.OPEN");
+    if (!id) return id.status();
+    out.id = static_cast<std::uint64_t>(*id);
+    out.conn = std::move(*conn);
+    return out;
+  }
+  return last;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Session>> Session::open(std::shared_ptr<Client> client,
                                                SessionOptions options) {
   if (!client) return Status(ErrorCode::kInvalidArgument, "no client");
   if (options.ttl <= Millis(0)) return Status(ErrorCode::kInvalidArgument, "ttl must be > 0");
-  const auto sent = Clock::now();
   // A random REQID per open, reused by the client's retries of this open.
   std::random_device rd;
   const std::string reqid = "cc-" + std::to_string(rd()) + "-" + std::to_string(rd()) + "-" + std::to_string(rd());
-  auto id = client->open_session(options.ttl, options.owner, options.close_grace, reqid);
-  if (!id) return id.status();
-  auto state = std::make_shared<detail::SessionState>(client, *id, options,
-                                                      sent + detail::safe_part(options.ttl, detail::drift_margin(options)));
+  OpenedSession opened;
+  if (options.close_grace) {
+    auto bound = open_bound(*client, options, reqid);
+    if (!bound) return bound.status();
+    opened = std::move(*bound);
+  } else {
+    opened.sent = Clock::now();
+    auto id = client->open_session(options.ttl, options.owner, std::nullopt, reqid);
+    if (!id) return id.status();
+    opened.id = *id;
+  }
+  auto state = std::make_shared<detail::SessionState>(
+      client, opened.id, options, opened.sent + detail::safe_part(options.ttl, detail::drift_margin(options)));
   if (state->wake_fd < 0) {
-    (void)client->close_session(*id);
+    (void)client->close_session(opened.id);
     return Status(ErrorCode::kIoError, "cannot create an eventfd for the session");
   }
   std::unique_ptr<Session> session(new Session(state));
-  session->keepalive_ = std::thread([state] { detail::run_keepalive(state); });
+  session->keepalive_ = std::thread([state, conn = std::move(opened.conn), sent = opened.sent]() mutable {
+    detail::run_keepalive(state, std::move(conn), sent);
+  });
   // A lock taken before the keepalive connection watches the session could
   // be revoked with no one listening for its push. Wait (bounded) for the
   // watch; if it is late, the keepalive re-checks the locks taken before it.

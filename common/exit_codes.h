@@ -32,6 +32,9 @@ inline constexpr int kIoError = 74;
 inline constexpr int kNotAcquired = 75;
 // `lock`: the lease was lost while CMD ran.
 inline constexpr int kLost = 76;
+// `lock --max-hold`: the maximum hold ended while CMD ran (CMD's group was
+// stopped: SIGTERM, then SIGKILL after --grace).
+inline constexpr int kHoldEnded = 79;
 // `lock`: CMD exists but cannot be executed / CMD not found (as a shell).
 inline constexpr int kCannotRun = 126;
 inline constexpr int kNotFound = 127;

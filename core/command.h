@@ -94,6 +94,12 @@ struct Acquire {
   std::uint64_t wait_ms = 0;   // 0 = no deadline; else the primary proposes
                                // TimeoutWait after wait_ms (stored for recovery)
   std::uint64_t delay_ms = 0;  // lock-delay after this holder's session expires
+  // 0 = no lease; else the grant ends after lease_ms (from the grant, on the
+  // log clock) even if the session lives: the primary proposes EndLease
+  // (effect LeaseDeadline). Over kMaxSessionTtlMs is kLimitExceeded.
+  // An Acquire with a lease has a type of its own in the codec, so older
+  // logs decode unchanged (no lease).
+  std::uint64_t lease_ms = 0;
 };
 
 // Releases a lock held by `session` with exactly `token`.
@@ -195,6 +201,49 @@ struct Reopen {
   std::uint64_t quarantine_ms = 0;
 };
 
+// --- leases and transfers (core/leases.cc) ---------------------------------
+
+// Proposed by the primary when a holder's lease (Acquire::lease_ms,
+// ExtendLease) ended. Ends the grant of `session` with exactly `token` on
+// `lock` if its lease end is at or before the command's `now`: like an
+// expiry of that one lock (LockLost{kLeaseEnded}, the holder's lock-delay,
+// then Granted for waiters). Reply: kOk; kNotFound (no change) when that
+// grant is gone, has no lease, or was extended past `now`.
+struct EndLease {
+  std::string lock;
+  SessionId session = 0;
+  Token token = 0;
+};
+
+// The holder extends its lease: the new lease end is now + lease_ms (effect
+// LeaseDeadline). Reply: kOk; kSessionExpired (session not live); kNotHolder
+// (the session does not hold the lock); kStaleToken (another token);
+// kConflict (the grant has no lease); kInvalidArgument (lease_ms 0);
+// kLimitExceeded (over kMaxSessionTtlMs). Errors change nothing.
+struct ExtendLease {
+  std::string lock;
+  SessionId session = 0;
+  Token token = 0;
+  std::uint64_t lease_ms = 0;
+};
+
+// Moves the grant `from` holds with `token` on `lock` to the live session
+// `to`, atomically: `to` becomes a holder with a new token (this command's
+// revision), the same mode, lock-delay and lease end; `from` is no longer a
+// holder (LockLost{kTransferred}); the waiters keep their places. Effects:
+// LockLost{from, kTransferred}, Granted{to, seq 0, new token}, and
+// LeaseDeadline for `to` when the grant has a lease.
+// Reply: kOk with the new token; kSessionExpired (`from` not live);
+// kNotHolder; kStaleToken; kNotFound (`to` not live); kInvalidArgument (`to`
+// is `from` or a compat session, or a compat key's lock); kConflict (`to`
+// already holds or waits for the lock). Errors change nothing.
+struct Transfer {
+  std::string lock;
+  SessionId from = 0;
+  Token token = 0;
+  SessionId to = 0;
+};
+
 // Proposed by the primary when the connection bound to a session opened with
 // ONCLOSE closed (FIN or RST) and the close grace passed without a keepalive
 // or re-bind. Ends the session like ExpireSession (LockLost, lock-delay
@@ -207,7 +256,7 @@ struct ConnectionClosed {
 using CommandBody = std::variant<OpenSession, CloseSession, ExpireSession, KillSession,
                                  SetSessionTtl, Acquire, Release, CancelWait, TimeoutWait,
                                  Revoke, Tick, FencePut, CompatSet, CompatDelete, Reopen,
-                                 ConnectionClosed>;
+                                 EndLease, ExtendLease, Transfer, ConnectionClosed>;
 
 struct Command {
   LogMillis now = 0;     // the primary's log clock when proposed

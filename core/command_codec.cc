@@ -37,6 +37,7 @@ struct BodyWriter {
     w.boolean(b.wait);
     w.varint(b.wait_ms);
     w.varint(b.delay_ms);
+    if (b.lease_ms != 0) w.varint(b.lease_ms);  // type kAcquireLeaseTag only (tag_of)
   }
   void operator()(const Release& b) { w.bytes(b.lock); w.varint(b.session); w.varint(b.token); }
   void operator()(const CancelWait& b) { w.bytes(b.lock); w.varint(b.session); }
@@ -62,10 +63,19 @@ struct BodyWriter {
     w.boolean(b.expire_sessions);
     w.varint(b.quarantine_ms);
   }
+  void operator()(const EndLease& b) { w.bytes(b.lock); w.varint(b.session); w.varint(b.token); }
+  void operator()(const ExtendLease& b) {
+    w.bytes(b.lock);
+    w.varint(b.session);
+    w.varint(b.token);
+    w.varint(b.lease_ms);
+  }
+  void operator()(const Transfer& b) { w.bytes(b.lock); w.varint(b.from); w.varint(b.token); w.varint(b.to); }
 };
 
 struct BodyReader {
   ByteReader& in;
+  bool acquire_lease = false;  // the type was kAcquireLeaseTag: the Acquire ends with its lease
   std::string str() { return in.bytes(kMaxCodecString); }
   void operator()(OpenSession& b) {
     b.ttl_ms = in.varint();
@@ -91,6 +101,10 @@ struct BodyReader {
     b.wait = in.boolean();
     b.wait_ms = in.varint();
     b.delay_ms = in.varint();
+    if (acquire_lease) {
+      b.lease_ms = in.varint();
+      if (b.lease_ms == 0) in.fail();  // written as a plain Acquire: one encoding per command
+    }
   }
   void operator()(Release& b) { b.lock = str(); b.session = in.varint(); b.token = in.varint(); }
   void operator()(CancelWait& b) { b.lock = str(); b.session = in.varint(); }
@@ -117,6 +131,14 @@ struct BodyReader {
     b.expire_sessions = in.boolean();
     b.quarantine_ms = in.varint();
   }
+  void operator()(EndLease& b) { b.lock = str(); b.session = in.varint(); b.token = in.varint(); }
+  void operator()(ExtendLease& b) {
+    b.lock = str();
+    b.session = in.varint();
+    b.token = in.varint();
+    b.lease_ms = in.varint();
+  }
+  void operator()(Transfer& b) { b.lock = str(); b.from = in.varint(); b.token = in.varint(); b.to = in.varint(); }
 };
 
 // Default-constructs the alternative with index `tag - 1`.
@@ -138,10 +160,16 @@ bool body_for_tag(std::size_t tag, CommandBody& body) {
 // the other. Far above the variant's tags, which grow with new commands.
 constexpr std::uint8_t kReleaseByOtherTag = 64;
 static_assert(std::variant_size_v<CommandBody> < kReleaseByOtherTag, "tag 64 is taken: move kReleaseByOtherTag");
+// Likewise an Acquire with a lease: its body is the Acquire's followed by
+// lease_ms, so a plain Acquire keeps its bytes and a trailing byte after one
+// is still an error.
+constexpr std::uint8_t kAcquireLeaseTag = 65;
 
 std::uint8_t tag_of(const Command& c) {
   const auto* release = std::get_if<Release>(&c.body);
   if (release != nullptr && release->by_other) return kReleaseByOtherTag;
+  const auto* acquire = std::get_if<Acquire>(&c.body);
+  if (acquire != nullptr && acquire->lease_ms != 0) return kAcquireLeaseTag;
   return static_cast<std::uint8_t>(c.body.index() + 1);
 }
 
@@ -176,13 +204,15 @@ Result<Command> decode_command(std::string_view bytes) {
   Command c;
   if (in.ok() && tag == kReleaseByOtherTag) {
     c.body.emplace<Release>().by_other = true;
+  } else if (in.ok() && tag == kAcquireLeaseTag) {
+    c.body.emplace<Acquire>();
   } else if (!in.ok() || !body_for_tag(tag, c.body)) {
     return invalid("unknown command type " + std::to_string(tag));
   }
   c.now = in.varint();
   c.session = in.varint();
   c.seq = in.varint();
-  std::visit(BodyReader{in}, c.body);  // keeps Release::by_other
+  std::visit(BodyReader{in, tag == kAcquireLeaseTag}, c.body);  // keeps Release::by_other
   if (!in.ok()) return invalid("truncated or malformed command");
   if (!in.at_end()) return invalid("trailing bytes after command");
   return c;

@@ -67,19 +67,6 @@ Reply granted_reply(Token token) {
   return r;
 }
 
-// A holder removed by a release or a revoke: the acquire that was granted
-// must not be told, on a retry of its seq, that it holds the lock. Its
-// cached reply becomes the error a cancelled wait leaves. (The server
-// releases the grant of a client that left before reading it; that
-// client's retry on a new connection used to get the old grant while the
-// lock went to the next waiter: two holders.)
-void withdraw_cached_grant(Ctx& c, const std::string& lock_name, const Holder& h) {
-  if (h.seq == 0) return;  // no cached reply (update_cached_reply's own first test): skip building the message
-  update_cached_reply(c.s, h.session, h.seq,
-                      Reply::fail(ErrorCode::kWouldBlock, "the grant of lock '" + lock_name + "' (token " +
-                                                              num(h.token) + ") to this request has ended"));
-}
-
 // Removes `session`'s queued wait on `lock_name` (CancelWait, TimeoutWait).
 Reply end_wait(Ctx& c, const std::string& lock_name, SessionId session, WaitEndReason reason) {
   const Limits& lim = c.s.limits;
@@ -116,6 +103,19 @@ Reply end_wait(Ctx& c, const std::string& lock_name, SessionId session, WaitEndR
 
 }  // namespace
 
+// A holder removed by a release or a revoke: the acquire that was granted
+// must not be told, on a retry of its seq, that it holds the lock. Its
+// cached reply becomes the error a cancelled wait leaves. (The server
+// releases the grant of a client that left before reading it; that
+// client's retry on a new connection used to get the old grant while the
+// lock went to the next waiter: two holders.)
+void withdraw_cached_grant(Ctx& c, const std::string& lock_name, const Holder& h) {
+  if (h.seq == 0) return;  // no cached reply (update_cached_reply's own first test): skip building the message
+  update_cached_reply(c.s, h.session, h.seq,
+                      Reply::fail(ErrorCode::kWouldBlock, "the grant of lock '" + lock_name + "' (token " +
+                                                              num(h.token) + ") to this request has ended"));
+}
+
 void erase_session_link(Session& session, const LockEntry* entry) {
   if (!session.extras) return;
   auto& v = session.extras->locks;
@@ -151,6 +151,7 @@ bool grant_waiters(Ctx& c, LockEntry& entry) {
     const Waiter& w = l.waiters[granted];
     add_holder(c, l, w.session, w.mode, w.delay_ms, w.seq);
     c.effects.emplace_back(Granted{entry.first, w.session, w.seq, c.rev});
+    start_lease(c, entry, w.lease_ms);
     update_cached_reply(c.s, w.session, w.seq, granted_reply(c.rev));
     ++granted;
   }
@@ -228,6 +229,7 @@ Reply apply_acquire(Ctx& c, const Acquire& a) {
     return Reply::fail(ErrorCode::kLimitExceeded, "delay_ms " + num(a.delay_ms) +
                                                       " is over max_delay_ms " + num(lim.max_delay_ms));
   }
+  if (Reply r = check_lease(a.lease_ms); r.is_error()) return r;
 
   auto it = c.s.locks.find(a.lock);
   const bool paused = grants_paused(c);
@@ -249,6 +251,7 @@ Reply apply_acquire(Ctx& c, const Acquire& a) {
     l.limit = a.limit;
     if (!paused) {
       add_holder(c, l, a.session, a.mode, a.delay_ms, c.cmd.seq);
+      start_lease(c, *it, a.lease_ms);
       sess.lock_list().push_back(&*it);
       return granted_reply(c.rev);
     }
@@ -278,6 +281,7 @@ Reply apply_acquire(Ctx& c, const Acquire& a) {
   if (grantable_now(c, l, a.mode)) {
     clear_delay(c.s, *it);  // a delay that is over but not yet swept
     add_holder(c, l, a.session, a.mode, a.delay_ms, c.cmd.seq);
+    start_lease(c, *it, a.lease_ms);
     sess.lock_list().push_back(&*it);
     return granted_reply(c.rev);
   }
@@ -291,7 +295,7 @@ Reply apply_acquire(Ctx& c, const Acquire& a) {
                                                       num(lim.max_waiters_per_lock));
   }
   const LogMillis deadline = a.wait_ms == 0 ? 0 : saturating_add(c.now, a.wait_ms);
-  l.waiters.push_back(Waiter{a.session, c.cmd.seq, c.now, deadline, a.delay_ms, a.mode});
+  l.waiters.push_back(Waiter{a.session, c.cmd.seq, c.now, deadline, a.delay_ms, a.mode, a.lease_ms});
   ++c.s.waiters;
   sess.lock_list().push_back(&*it);
   if (deadline != 0) c.effects.emplace_back(WaitDeadline{a.lock, a.session, deadline});

@@ -50,7 +50,8 @@ LockInfo lock_info(const CoreState& s, const LockEntry& e) {
     info.mode = l.waiters.front().mode;
   }
   for (const detail::Holder& h : l.holders) {
-    info.holders.push_back(HolderInfo{h.session, owner_of(s, h.session), h.token, h.acquired_at, h.mode});
+    info.holders.push_back(
+        HolderInfo{h.session, owner_of(s, h.session), h.token, h.acquired_at, h.mode, h.lease_until});
   }
   for (const detail::Waiter& w : l.waiters) {
     info.waiters.push_back(
@@ -183,6 +184,19 @@ std::vector<Effect> StateMachine::pending_lock_timers() const {
     }
   }
   for (const auto& [at, name] : s_->delayed) out.emplace_back(WakeAt{at});
+  std::vector<const LockEntry*> leased;  // locks with a lease among their holders
+  for (const LockEntry& e : s_->locks) {
+    const auto& hs = e.second.holders;
+    if (std::any_of(hs.begin(), hs.end(), [](const detail::Holder& h) { return h.lease_until != 0; })) {
+      leased.push_back(&e);
+    }
+  }
+  std::sort(leased.begin(), leased.end(), [](const LockEntry* a, const LockEntry* b) { return a->first < b->first; });
+  for (const LockEntry* e : leased) {
+    for (const detail::Holder& h : e->second.holders) {
+      if (h.lease_until != 0) out.emplace_back(LeaseDeadline{e->first, h.session, h.token, h.lease_until});
+    }
+  }
   return out;
 }
 

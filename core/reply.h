@@ -50,7 +50,11 @@ struct Granted {
   friend bool operator==(const Granted&, const Granted&) = default;
 };
 
-enum class LossReason : std::uint8_t { kExpired = 0, kKilled, kRevoked, kClosed, kReplaced, kReleasedByOther };
+enum class LossReason : std::uint8_t {
+  kExpired = 0, kKilled, kRevoked, kClosed, kReplaced, kReleasedByOther,
+  kLeaseEnded,   // EndLease: the grant's lease (max hold) ended
+  kTransferred,  // Transfer: the grant moved to another session
+};
 
 // A holder lost a lock without releasing it (session expired/killed/closed,
 // lock revoked, compat key overwritten, released by a request that was not
@@ -110,8 +114,19 @@ struct WakeAt {
   friend bool operator==(const WakeAt&, const WakeAt&) = default;
 };
 
+// A grant with a lease (Acquire::lease_ms, ExtendLease, Transfer): the
+// primary proposes EndLease{lock, session, token} at or after `at` (log
+// clock). A later LeaseDeadline for the same (lock, session) replaces it.
+struct LeaseDeadline {
+  std::string lock;
+  SessionId session = 0;
+  Token token = 0;
+  LogMillis at = 0;
+  friend bool operator==(const LeaseDeadline&, const LeaseDeadline&) = default;
+};
+
 using Effect = std::variant<Granted, LockLost, WaitEnded, SessionEnded, SessionStarted,
-                            SessionTtlChanged, WaitDeadline, WakeAt>;
+                            SessionTtlChanged, WaitDeadline, WakeAt, LeaseDeadline>;
 
 struct ApplyResult {
   Reply reply;

@@ -21,10 +21,18 @@ namespace {
 
 Status corrupt(const std::string& what) { return Status(ErrorCode::kCorruption, "snapshot: " + what); }
 
-bool read_mode(ByteReader& in, LockMode& mode) {
+// A mode byte that may carry kLeaseFlag, then the lease (never 0) when it does.
+bool read_mode_lease(ByteReader& in, LockMode& mode, std::uint64_t& lease) {
   const std::uint8_t m = in.u8();
-  if (m > static_cast<std::uint8_t>(LockMode::kSemaphore)) return false;
-  mode = static_cast<LockMode>(m);
+  if (!in.ok()) return false;
+  const bool has_lease = (m & kLeaseFlag) != 0;
+  const auto base = static_cast<std::uint8_t>(m & ~kLeaseFlag);
+  if (base > static_cast<std::uint8_t>(LockMode::kSemaphore)) return false;
+  mode = static_cast<LockMode>(base);
+  if (has_lease) {
+    lease = in.varint();
+    if (lease == 0) return false;
+  }
   return in.ok();
 }
 
@@ -88,7 +96,7 @@ Status read_members(ByteReader& in, CoreState& s, LockEntry& e) {
     h.acquired_at = in.varint();
     h.delay_ms = in.varint();
     h.seq = in.varint();
-    if (!read_mode(in, h.mode)) return corrupt("bad holder mode");
+    if (!read_mode_lease(in, h.mode, h.lease_until)) return corrupt("bad holder mode");
     if (h.token > l.last_token || h.token > s.revision) return corrupt("holder token above revision");
     l.holders.push_back(h);
     members.push_back(h.session);
@@ -101,7 +109,8 @@ Status read_members(ByteReader& in, CoreState& s, LockEntry& e) {
     w.queued_at = in.varint();
     w.deadline = in.varint();
     w.delay_ms = in.varint();
-    if (!read_mode(in, w.mode)) return corrupt("bad waiter mode");
+    if (!read_mode_lease(in, w.mode, w.lease_ms)) return corrupt("bad waiter mode");
+    if (w.lease_ms > kMaxSessionTtlMs) return corrupt("waiter lease over the largest");
     l.waiters.push_back(w);
     ++s.waiters;
     members.push_back(w.session);
@@ -135,7 +144,8 @@ Status check_lock_shape(const std::string& name, const Lock& l) {
   // A compat key's lock is what apply_compat_set() builds: one exclusive
   // holder without lock-delay (a delay would outlive the key and wedge it).
   if (l.compat && (l.semaphore || l.holders.size() != 1 || !l.waiters.empty() || l.delay_until != 0 ||
-                   l.holders.front().delay_ms != 0 || l.holders.front().mode != LockMode::kExclusive)) {
+                   l.holders.front().delay_ms != 0 || l.holders.front().mode != LockMode::kExclusive ||
+                   l.holders.front().lease_until != 0)) {
     return corrupt("compat lock shape on '" + name + "'");
   }
   return Status();

@@ -58,7 +58,9 @@ std::string encode_tail(const CoreState& s) {
       w.varint(h.acquired_at);
       w.varint(h.delay_ms);
       w.varint(h.seq);
-      w.u8(static_cast<std::uint8_t>(h.mode));
+      // The mode's high bit: a lease end follows (images without leases keep their bytes).
+      w.u8(static_cast<std::uint8_t>(static_cast<std::uint8_t>(h.mode) | (h.lease_until != 0 ? kLeaseFlag : 0U)));
+      if (h.lease_until != 0) w.varint(h.lease_until);
     }
     w.varint(l.waiters.size());
     for (const Waiter& x : l.waiters) {
@@ -67,7 +69,8 @@ std::string encode_tail(const CoreState& s) {
       w.varint(x.queued_at);
       w.varint(x.deadline);
       w.varint(x.delay_ms);
-      w.u8(static_cast<std::uint8_t>(x.mode));
+      w.u8(static_cast<std::uint8_t>(static_cast<std::uint8_t>(x.mode) | (x.lease_ms != 0 ? kLeaseFlag : 0U)));
+      if (x.lease_ms != 0) w.varint(x.lease_ms);
     }
   }
 

@@ -21,6 +21,10 @@ inline constexpr std::string_view kSnapshotMagic = "LHSM";
 inline constexpr std::uint8_t kSnapshotVersionNoUsers = 2;
 inline constexpr std::uint8_t kSnapshotVersionUsers = 3;
 inline constexpr std::uint8_t kSnapshotVersionOpenOptions = 4;
+// A holder's or waiter's mode byte with this bit set is followed by its
+// lease (a holder's lease end, a waiter's lease length; never 0). Images
+// without leases are unchanged, so no version bump.
+inline constexpr std::uint8_t kLeaseFlag = 0x80;
 // Hard cap per string, beside "fits the input".
 inline constexpr std::size_t kSnapshotMaxString = 64U << 20;
 

@@ -53,6 +53,7 @@ struct Holder {
   std::uint64_t delay_ms = 0;  // lock-delay if this holder's session expires/is killed
   std::uint64_t seq = 0;       // the Acquire's idempotence seq (0 = none)
   LockMode mode = LockMode::kExclusive;
+  LogMillis lease_until = 0;   // 0 = no lease; else EndLease ends the grant from then on
 };
 
 struct Waiter {
@@ -62,6 +63,7 @@ struct Waiter {
   LogMillis deadline = 0;  // 0 = none
   std::uint64_t delay_ms = 0;
   LockMode mode = LockMode::kExclusive;
+  std::uint64_t lease_ms = 0;  // the grant's lease, counted from the grant (0 = none)
 };
 
 // A lock exists while it has holders or waiters or a lock-delay in force.
@@ -247,11 +249,24 @@ void sweep_delays(Ctx& c);
 void set_delay(CoreState& s, LockEntry& entry, LogMillis until);
 void clear_delay(CoreState& s, LockEntry& entry);
 void erase_session_link(Session& session, const LockEntry* entry);
+// A holder removed (release, revoke, lease end, transfer): a retry of the
+// Acquire that was granted is no longer told it holds the lock.
+void withdraw_cached_grant(Ctx& c, const std::string& lock_name, const Holder& h);
 // Reason a holder loses its lock when its session ends (see sessions.cc).
 enum class EndKind : std::uint8_t { kClose, kExpire, kKill, kReplace, kRevoke, kConnectionClosed };
 // Removes `session_id` from every lock it holds or waits for, with effects,
 // then erases the session and its compat value (if any).
 void end_session(Ctx& c, SessionId session_id, EndKind kind);
+
+// --- leases.cc ---
+Reply apply_end_lease(Ctx& c, const EndLease& e);
+Reply apply_extend_lease(Ctx& c, const ExtendLease& e);
+Reply apply_transfer(Ctx& c, const Transfer& t);
+// Refuses a lease over kMaxSessionTtlMs (kLimitExceeded); ok otherwise.
+Reply check_lease(std::uint64_t lease_ms);
+// Gives the holder just added to `entry` (the last one) the lease `lease_ms`
+// from c.now (none when 0), with its LeaseDeadline effect.
+void start_lease(Ctx& c, LockEntry& entry, std::uint64_t lease_ms);
 
 // --- sessions.cc ---
 // The key of CoreState::reqids: the user's length, ':', the user, the reqid

@@ -83,8 +83,10 @@ SessionId body_actor(const CommandBody& body) {
         using T = std::decay_t<decltype(b)>;
         if constexpr (std::is_same_v<T, Acquire> || std::is_same_v<T, Release> ||
                       std::is_same_v<T, CancelWait> || std::is_same_v<T, CloseSession> ||
-                      std::is_same_v<T, SetSessionTtl>) {
+                      std::is_same_v<T, SetSessionTtl> || std::is_same_v<T, ExtendLease>) {
           return b.session;
+        } else if constexpr (std::is_same_v<T, Transfer>) {
+          return b.from;
         } else {
           return 0;
         }
@@ -110,8 +112,11 @@ Reply dispatch(Ctx& c) {
         else if constexpr (std::is_same_v<T, FencePut>) return apply_fence_put(c, b);
         else if constexpr (std::is_same_v<T, CompatSet>) return apply_compat_set(c, b);
         else if constexpr (std::is_same_v<T, CompatDelete>) return apply_compat_delete(c, b);
-        else if constexpr (std::is_same_v<T, ConnectionClosed>) return apply_connection_closed(c, b);
-        else return apply_reopen(c, b);
+        else if constexpr (std::is_same_v<T, Reopen>) return apply_reopen(c, b);
+        else if constexpr (std::is_same_v<T, EndLease>) return apply_end_lease(c, b);
+        else if constexpr (std::is_same_v<T, ExtendLease>) return apply_extend_lease(c, b);
+        else if constexpr (std::is_same_v<T, Transfer>) return apply_transfer(c, b);
+        else return apply_connection_closed(c, b);
       },
       c.cmd.body);
 }

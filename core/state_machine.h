@@ -50,6 +50,7 @@ struct HolderInfo {
   Token token = 0;
   LogMillis acquired_at = 0;
   LockMode mode = LockMode::kExclusive;  // kShared for readers of a read-write lock
+  LogMillis lease_until = 0;             // the grant's lease end (0 = no lease)
 };
 
 struct WaiterInfo {
@@ -146,7 +147,9 @@ class StateMachine {
   std::vector<std::pair<SessionId, std::uint64_t>> session_ttls() const;
   // ... and WaitDeadline for each queued wait with a deadline (by lock name,
   // then queue order), WakeAt for each lock-delay in force (by time): O(locks
-  // + waiters), plus sorting the waits that have a deadline.
+  // + waiters), plus sorting the waits that have a deadline; then
+  // LeaseDeadline for each holder with a lease (by lock name, then grant
+  // order): O(locks + holders).
   std::vector<Effect> pending_lock_timers() const;
 
   // --- snapshot ---

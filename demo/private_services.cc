@@ -37,7 +37,7 @@ bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) =
 // ---------------------------------------------------------------- leasehold
 
 Result<std::unique_ptr<PrivateLeaseholdServer>> PrivateLeaseholdServer::start(
-    const std::string& leasehold_binary) {
+    const std::string& leasehold_binary, const std::vector<std::pair<std::string, std::string>>& env) {
   std::unique_ptr<PrivateLeaseholdServer> server(new PrivateLeaseholdServer());
   auto dir = ScratchDir::create("leasehold-demo-server");
   if (!dir) return dir.status();
@@ -52,6 +52,7 @@ Result<std::unique_ptr<PrivateLeaseholdServer>> PrivateLeaseholdServer::start(
                  "--data-dir", server->data_dir_, "--log-level", "warn"};
     spec.output_path = log;
     spec.die_with_parent = true;
+    spec.env = env;
     auto child = ChildProcess::spawn(spec);
     if (!child) return child.status();
     const auto deadline = SteadyClock::now() + std::chrono::seconds(15);

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "demo/child_process.h"
 #include "demo/loopback.h"
@@ -26,8 +28,10 @@ namespace leasehold::demo {
 
 class PrivateLeaseholdServer {
  public:
-  // `leasehold_binary`: the path of the leasehold executable.
-  static Result<std::unique_ptr<PrivateLeaseholdServer>> start(const std::string& leasehold_binary);
+  // `leasehold_binary`: the path of the leasehold executable; `env` is added
+  // to the server's environment (e.g. a clock fault, common/clock_fault.h).
+  static Result<std::unique_ptr<PrivateLeaseholdServer>> start(
+      const std::string& leasehold_binary, const std::vector<std::pair<std::string, std::string>>& env = {});
   ~PrivateLeaseholdServer();  // SIGTERM, then SIGKILL after 5 s; deletes the data
   PrivateLeaseholdServer(const PrivateLeaseholdServer&) = delete;
   PrivateLeaseholdServer& operator=(const PrivateLeaseholdServer&) = delete;

@@ -1,6 +1,11 @@
 // demo/redlock_demo.cc: `leasehold demo redlock` (see the header).
 #include "demo/redlock_demo.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "common/clock_fault.h"
 #include "demo/loopback.h"
 #include "demo/private_redis.h"
 #include "demo/private_services.h"
@@ -10,6 +15,30 @@ namespace leasehold::demo {
 namespace {
 
 using std::chrono::milliseconds;
+
+// Scenario 2's leasehold server runs this many times as fast: A's session
+// expires after half its TTL in real time, while B's keepalives (every
+// third of its TTL, real time) still arrive within its TTL on that clock.
+constexpr const char* kClockRate = "2";
+
+// The clock-wait shim libfaketime's rate mode needs (common/clock_fault.h):
+// $LEASEHOLD_CLOCK_WAIT_SHIM, else beside the binary as a build tree has it,
+// else in the installed library directory; "" when none is readable.
+std::string find_clock_wait_shim(const std::string& leasehold_binary) {
+  constexpr const char* kShim = "libleasehold_clock_wait_shim.so";
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("LEASEHOLD_CLOCK_WAIT_SHIM"); env != nullptr && *env != '\0') {
+    candidates.emplace_back(env);
+  }
+  const auto slash = leasehold_binary.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : leasehold_binary.substr(0, slash);
+  candidates.push_back(dir + "/torture/faults/" + kShim);
+  candidates.push_back(dir + "/../lib/leasehold/" + kShim);
+  for (const auto& c : candidates) {
+    if (::access(c.c_str(), R_OK) == 0) return c;
+  }
+  return "";
+}
 
 std::string scenario_title(RedlockScenario s) {
   return s == RedlockScenario::kPause ? "scenario 1 (the holder pauses past the validity)"
@@ -62,10 +91,25 @@ Result<RedlockDemoReport> run_redlock_demo(const RedlockDemoOptions& options, st
   if (!redis) return redis.status();
   auto server = PrivateLeaseholdServer::start(options.leasehold_binary);
   if (!server) return server.status();
+  // Scenario 2's leasehold server: its own, under a real clock fault when
+  // libfaketime and the clock-wait shim are there (else LOCK.REVOKE stands in).
+  std::unique_ptr<PrivateLeaseholdServer> clock_server;
+  const std::string shim = find_clock_wait_shim(options.leasehold_binary);
+  if (libfaketime_installed() && !shim.empty()) {
+    auto started = PrivateLeaseholdServer::start(options.leasehold_binary, rate_clock_env(kClockRate, shim));
+    if (!started) return started.status();
+    clock_server = std::move(*started);
+  } else {
+    out << "  (libfaketime or " << "libleasehold_clock_wait_shim.so not found: scenario 2's leasehold run "
+        << "forces the early expiry with LOCK.REVOKE instead of a real clock fault; apt-get install faketime)\n";
+  }
   auto dir = ScratchDir::create("leasehold-demo-redlock-ledger");
   if (!dir) return dir.status();
-  out << "  Redis: " << (*redis)->endpoints() << "\n  leasehold: " << (*server)->endpoint()
-      << "\n  ledger: files in " << dir->path() << " (Redlock: plain writes, it has no token; "
+  out << "  Redis: " << (*redis)->endpoints() << "\n  leasehold: " << (*server)->endpoint();
+  if (clock_server) {
+    out << "\n  leasehold with a " << kClockRate << "x fast clock (scenario 2): " << clock_server->endpoint();
+  }
+  out << "\n  ledger: files in " << dir->path() << " (Redlock: plain writes, it has no token; "
       << "leasehold: FencedFileWriter, refuses tokens below the highest seen)\n";
 
   RedlockDemoReport report;
@@ -79,6 +123,10 @@ Result<RedlockDemoReport> run_redlock_demo(const RedlockDemoOptions& options, st
       rc.leasehold = leasehold;
       rc.redis_ports = (*redis)->ports();
       rc.leasehold_endpoint = (*server)->endpoint();
+      if (scenario == RedlockScenario::kClockJump && leasehold && clock_server) {
+        rc.leasehold_endpoint = clock_server->endpoint();
+        rc.clock_rate = kClockRate;
+      }
       const std::string tag = std::string(scenario == RedlockScenario::kPause ? "pause" : "clock") + "-" +
                               (leasehold ? "leasehold" : "redlock");
       rc.lock = "demo/job-42/" + tag;

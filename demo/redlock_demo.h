@@ -21,8 +21,14 @@
 // demo forces that expiry with PEXPIRE key 1: libfaketime cannot be loaded
 // into Debian's redis-server); B takes Redlock on servers 3-5, a majority,
 // and writes; A, whose validity still shows most of its TTL, writes too
-// (CORRUPTED). With leasehold the same early loss (the demo revokes A's lock:
-// LOCK.REVOKE) gives B a higher token, and A's write is REFUSED (SAFE).
+// (CORRUPTED). With leasehold the clock fault is real: the scenario's
+// leasehold server is a second private server whose clocks, monotonic too,
+// run twice as fast under libfaketime (common/clock_fault.h, as the torture
+// suite's `--clock rate:X`), so it expires frozen A's session after half its
+// TTL in real time, while A's own clock says the lease is still good. B is
+// granted a higher token, and A's write is REFUSED (SAFE). Without
+// libfaketime (Debian package `faketime`) or the clock-wait shim, LOCK.REVOKE
+// stands in for the early expiry and the demo says so.
 //
 // One verdict line per scenario. Errors (setup only): kUnavailable (a
 // service could not be started), kInvalidArgument. A run that goes wrong

@@ -123,11 +123,13 @@ class Run {
 
   // Brings about the scenario's failure while A is frozen.
   bool make_failure() {
-    if (c_.scenario == RedlockScenario::kClockJump) {
+    const bool clock_fault = c_.scenario == RedlockScenario::kClockJump && c_.leasehold && !c_.clock_rate.empty();
+    if (c_.scenario == RedlockScenario::kClockJump && !clock_fault) {
       if (c_.leasehold) {
         auto cl = checker();
         if (!cl || !(*cl)->revoke(c_.lock)) return broke("LOCK.REVOKE failed");
-        tl_.print("demo", "forces the same early expiry on leasehold: LOCK.REVOKE " + c_.lock);
+        tl_.print("demo", "libfaketime is not available, so no real clock fault: forces the same early expiry "
+                          "on leasehold with LOCK.REVOKE " + c_.lock);
         return true;
       }
       auto r = redis_call(c_.redis_ports[2], {"PEXPIRE", c_.lock, "1"});
@@ -136,16 +138,33 @@ class Run {
                             " 1); A still counts 3/5");
       return true;
     }
-    tl_.print("demo", "A stays frozen past its " + seconds_text(c_.ttl) + " TTL ...");
+    const auto frozen = SteadyClock::now();
+    if (clock_fault) {
+      tl_.print("demo", "the leasehold server's clock runs " + c_.clock_rate +
+                            "x fast (libfaketime, FAKETIME=\"+0 x" + c_.clock_rate +
+                            "\"): its monotonic clock races ahead, so A's " + seconds_text(c_.ttl) +
+                            " lease runs out early in real time ...");
+    } else {
+      tl_.print("demo", "A stays frozen past its " + seconds_text(c_.ttl) + " TTL ...");
+    }
     const auto deadline = SteadyClock::now() + c_.ttl * 3 + milliseconds(15000);
     while (SteadyClock::now() < deadline) {
       if (c_.cancelled && c_.cancelled()) return broke("interrupted");
       if (c_.leasehold ? lease_gone() : keys_gone()) {
-        tl_.print("demo", c_.leasehold ? "the server expired A's session: the lock is free"
-                                       : "A's keys have expired on all 5 Redis servers");
+        if (clock_fault) {
+          const auto real = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - frozen);
+          tl_.print("demo", "the server's fast clock expired A's session after " + seconds_text(real) +
+                                " of real time" +
+                                (real < c_.ttl ? ", before A's own clock reached its " + seconds_text(c_.ttl) +
+                                                     " TTL: A still believes it holds the lock"
+                                               : " (a loaded machine: A's TTL had passed too)"));
+        } else {
+          tl_.print("demo", c_.leasehold ? "the server expired A's session: the lock is free"
+                                         : "A's keys have expired on all 5 Redis servers");
+        }
         return true;
       }
-      std::this_thread::sleep_for(milliseconds(50));
+      std::this_thread::sleep_for(milliseconds(50));  // deliberate: the poll interval of a bounded condition wait
     }
     return broke("A's lease did not lapse in time");
   }

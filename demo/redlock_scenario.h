@@ -2,6 +2,11 @@
 // (redlock_demo.h): worker A takes the lock and is frozen mid-write, the
 // scenario's failure is brought about (A's keys expire / one server's
 // clock jumps), worker B takes the lock and writes, A resumes and writes.
+// In scenario 2 the leasehold run's server runs with a fast clock
+// (`clock_rate`, libfaketime: common/clock_fault.h): the run waits until
+// that server expires A's session, which happens before A's TTL has passed
+// in real time; without a clock fault (libfaketime missing) LOCK.REVOKE
+// stands in for the early expiry, and says so.
 // Redlock runs use `leasehold demo redlock-worker`; leasehold runs use
 // `leasehold demo worker` (the pause demo's worker, fenced ledger).
 // Every wait is bounded; a misbehaving worker is killed and the run is
@@ -26,6 +31,7 @@ struct RedlockRunConfig {
   std::string leasehold_endpoint;
   std::string lock;
   std::chrono::milliseconds ttl{2000};
+  std::string clock_rate;                  // scenario 2, leasehold: the server's clock rate ("" = no fault)
   LedgerTarget ledger;                     // file store; `fenced` set for leasehold runs
   std::function<bool()> cancelled;
 };

@@ -73,6 +73,26 @@ std::vector<std::string> request_streams() {
   return s;
 }
 
+// command_args, extreme numbers: each value of the network fuzzer's seeds
+// (fuzz/corpus/net/extreme-numbers.txt) in every numeric position of the
+// commands (TTL, session, token, WAIT, DELAY, LIMIT, SEQ, COUNT, AFTER, PX,
+// EX, PEXPIRE), one stream per value.
+std::vector<std::string> extreme_number_streams() {
+  std::vector<std::string> s;
+  std::ifstream in(g_dir + "/corpus/net/extreme-numbers.txt");
+  for (std::string v; std::getline(in, v);) {
+    if (v.empty() || v[0] == '#') continue;
+    s.push_back(frame({"SESSION.OPEN", v}) + frame({"SESSION.OPEN", "10000"}) + frame({"SESSION.KEEPALIVE", v}) +
+                frame({"LOCK.ACQUIRE", "x", "1", "WAIT", v, "DELAY", v}) +
+                frame({"LOCK.ACQUIRE", "s", "1", "LIMIT", v, "SEQ", v}) + frame({"LOCK.ACQUIRE", "y", v}) +
+                frame({"LOCK.RELEASE", "x", "1", v, "SEQ", v}) + frame({"LOCK.LIST", "q", "COUNT", v}) +
+                frame({"SESSION.LIST", "AFTER", v, "COUNT", v}) + frame({"FENCE.PUT", "k", "v", "x", v}) +
+                frame({"SET", "a", "b", "NX", "PX", v}) + frame({"SET", "c", "d", "EX", v}) +
+                frame({"PEXPIRE", "a", v}) + frame({"SESSION.CLOSE", v}) + frame({"LOCK.REVOKE", "x", v}));
+  }
+  return s;
+}
+
 std::vector<std::string> reply_streams() {
   std::vector<std::string> s;
   std::string out;
@@ -211,6 +231,11 @@ int main(int argc, char** argv) {
   // command_args: control bit 0 = RESP3.
   n = 0;
   for (const std::string& s : request_streams()) {
+    emit("command_args", n, std::string(1, static_cast<char>(n & 1)) + s);
+    ++n;
+  }
+  n = 100;
+  for (const std::string& s : extreme_number_streams()) {
     emit("command_args", n, std::string(1, static_cast<char>(n & 1)) + s);
     ++n;
   }

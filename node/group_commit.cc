@@ -23,38 +23,28 @@ void Node::Impl::propose(core::Command command, ProposeDone done) {
   if (!failure_.is_ok()) {
     return fail_later(std::move(done), ErrorCode::kUnavailable, "node stopped: " + failure_.to_string());
   }
-  if (shutting_down_) return fail_later(std::move(done), ErrorCode::kUnavailable, "shutting down");
+  if (shutdown_.requested()) return fail_later(std::move(done), ErrorCode::kUnavailable, "shutting down");
   if (!is_primary()) {
-    const Status refusal = standby_refusal();
+    const Status refusal = cluster_.refusal();
     return fail_later(std::move(done), refusal.code(), refusal.message());
   }
-  const std::size_t pending =
-      queued_.size() + in_flight_.commands.size() + unwritten_commands_ + unapplied_commands_;
+  const std::size_t pending = queue_.size() + append_.commands() + lease_.commands() + applying_.unapplied();
   if (pending >= options_.max_pending_proposals) {
     return fail_later(std::move(done), ErrorCode::kLimitExceeded,
                       "too many pending proposals (" + std::to_string(pending) + ")");
   }
-  command.now = stamp();
-  // The encoded size, for the batch limits; the scratch buffer keeps this
-  // from allocating per proposal.
-  encode_scratch_.clear();
-  core::encode_command_to(command, encode_scratch_);
-  const std::size_t bytes = encode_scratch_.size();
-  if (encode_scratch_.capacity() > kScratchKeepBytes) encode_scratch_ = std::string();  // one huge command
+  command.now = log_clock_.stamp();
+  const std::size_t bytes = queue_.encoded_size(command);
   if (bytes > options_.max_batch_bytes) {
     return fail_later(std::move(done), ErrorCode::kLimitExceeded,
                       "command of " + std::to_string(bytes) + " bytes exceeds the batch limit " +
                           std::to_string(options_.max_batch_bytes));
   }
   const bool deferred = is_deferrable(command);
-  if (deferred) {
-    defer(command);
-  } else {
-    ++urgent_queued_;
-  }
-  queued_.push_back({std::move(command), std::move(done), bytes, deferred});
-  if (linger_until_) {
-    if (queued_.size() >= linger_target_) start_append();  // everyone expected is back
+  if (deferred) defer(command);
+  queue_.push(std::move(command), std::move(done), bytes, deferred);
+  if (queue_.linger_until()) {
+    if (queue_.size() >= queue_.linger_target()) start_append();  // everyone expected is back
     return;
   }
   if (!deferred) schedule_append();
@@ -74,17 +64,11 @@ void Node::Impl::defer(const core::Command& command) {
   // wait_ms is not yet checked against max_wait_ms (core does that when it
   // applies): the conversion saturates rather than overflow.
   if (acquire.wait_ms != 0) bound = std::min(bound, saturating_ms(acquire.wait_ms));
-  const TimePoint until = saturating_add(clock_.now(), bound);
-  if (!defer_until_ || until < *defer_until_) defer_until_ = until;
+  queue_.bound_defer(saturating_add(clock_.now(), bound));
 }
 
 void Node::Impl::end_due_defer() {
-  if (defer_until_ && clock_.now() >= *defer_until_) start_append();
-}
-
-void Node::Impl::clear_queue_counters() {
-  urgent_queued_ = 0;
-  defer_until_.reset();
+  if (queue_.defer_until() && clock_.now() >= *queue_.defer_until()) start_append();
 }
 
 // The first proposal after an idle period does not start the append at once:
@@ -96,10 +80,10 @@ void Node::Impl::schedule_append() {
   const bool lease = options_.acknowledge_before_durable;
   // In lease mode proposals are applied (and answered) while an append is
   // in flight: only the writing waits for it (node/lease_commit.cc).
-  if ((append_in_flight_ && !lease) || append_scheduled_ || linger_until_ || !failure_.is_ok()) return;
-  append_scheduled_ = true;
+  if ((append_.busy() && !lease) || append_.scheduled() || queue_.linger_until() || !failure_.is_ok()) return;
+  append_.set_scheduled(true);
   post_guarded([lease](Impl& self) {
-    self.append_scheduled_ = false;
+    self.append_.set_scheduled(false);
     if (self.is_primary()) {
       if (lease) {
         self.lease_apply_queued();
@@ -119,49 +103,31 @@ void Node::Impl::schedule_append() {
 // were answered; otherwise (a fast local fsync, or a hand-off chain of one
 // or two commands) the next append starts at once.
 bool Node::Impl::should_linger(std::size_t answered) const {
-  return options_.commit_linger.count() > 0 && !queued_.empty() && answered >= kLingerMinAnswered &&
-         last_append_latency_ >= kLingerMinAppendRatio * options_.commit_linger;
+  return options_.commit_linger.count() > 0 && !queue_.empty() && answered >= kLingerMinAnswered &&
+         append_.last_latency() >= kLingerMinAppendRatio * options_.commit_linger;
 }
 
 void Node::Impl::begin_linger(std::size_t target) {
-  if (append_in_flight_) return;
+  if (append_.busy()) return;
   target = std::min(target, options_.max_batch_commands);
-  if (queued_.size() >= target) return start_append();
-  linger_target_ = target;
-  linger_until_ = clock_.now() + options_.commit_linger;
+  if (queue_.size() >= target) return start_append();
+  queue_.begin_linger(target, clock_.now() + options_.commit_linger);
 }
 
 void Node::Impl::end_due_linger() {
-  if (linger_until_ && clock_.now() >= *linger_until_) start_append();
-}
-
-Node::Impl::Batch Node::Impl::take_queued_batch() {
-  Batch batch;
-  const std::size_t most = std::min(queued_.size(), options_.max_batch_commands);
-  batch.commands.reserve(most);
-  batch.dones.reserve(most);
-  while (!queued_.empty() && batch.commands.size() < options_.max_batch_commands &&
-         (batch.commands.empty() || batch.bytes + queued_.front().bytes <= options_.max_batch_bytes)) {
-    Queued& q = queued_.front();
-    if (!q.deferred) --urgent_queued_;
-    batch.bytes += q.bytes;
-    batch.commands.push_back(std::move(q.command));
-    batch.dones.push_back(std::move(q.done));
-    queued_.pop_front();
-  }
-  return batch;
+  if (queue_.linger_until() && clock_.now() >= *queue_.linger_until()) start_append();
 }
 
 void Node::Impl::start_append() {
-  linger_until_.reset();
-  if (append_in_flight_ || queued_.empty() || !failure_.is_ok()) return;
-  if (urgent_queued_ == 0 && !shutting_down_) {
+  queue_.end_linger();
+  if (append_.busy() || queue_.empty() || !failure_.is_ok()) return;
+  if (queue_.only_deferred() && !shutdown_.requested()) {
     // Only deferred enqueues: they wait for company until their bound.
-    if (!defer_until_) defer_until_ = clock_.now() + options_.enqueue_defer;
-    if (clock_.now() < *defer_until_) return;
+    if (!queue_.defer_until()) queue_.bound_defer(clock_.now() + options_.enqueue_defer);
+    if (clock_.now() < *queue_.defer_until()) return;
   }
-  defer_until_.reset();
-  Batch batch = take_queued_batch();
+  queue_.clear_defer();
+  Batch batch = queue_.take_batch(options_.max_batch_commands, options_.max_batch_bytes);
   if (guard_) {
     // The record must bound every revision this batch can produce before the
     // batch can be applied and answered (node/revision_guard.h).
@@ -171,9 +137,7 @@ void Node::Impl::start_append() {
     }
   }
   std::string bytes = core::encode_batch(batch.commands);
-  in_flight_ = std::move(batch);
-  append_in_flight_ = true;
-  append_started_ = clock_.now();
+  append_.begin(std::move(batch), clock_.now());
   // The log calls back on its own thread; hop to the loop thread.
   log_->append(std::move(bytes), [weak = weak_from_this(), post = post_](Result<log::LogIndex> r) {
     post([weak, r = std::move(r)]() mutable {
@@ -184,11 +148,8 @@ void Node::Impl::start_append() {
 
 void Node::Impl::on_appended(Result<log::LogIndex> result) {
   if (options_.acknowledge_before_durable) return on_lease_appended(std::move(result));
-  last_append_latency_ = clock_.now() - append_started_;
-  if (observer_.committed) observer_.committed(in_flight_.commands.size(), last_append_latency_, result.is_ok());
-  Batch batch = std::move(in_flight_);
-  in_flight_ = Batch{};
-  append_in_flight_ = false;
+  Batch batch = append_.finish(clock_.now());
+  if (observer_.committed) observer_.committed(batch.commands.size(), append_.last_latency(), result.is_ok());
   if (!result) {
     const Status error = result.status();
     if (options_.cluster_mode &&
@@ -206,7 +167,7 @@ void Node::Impl::on_appended(Result<log::LogIndex> result) {
       const bool was_primary = is_primary();
       become_standby(error);
       drain_deferred_follows();
-      if (was_primary && step_down_listener_) step_down_listener_(error);
+      if (was_primary && cluster_.step_down_listener()) cluster_.step_down_listener()(error);
       maybe_finish_shutdown();
       return;
     }
@@ -220,7 +181,7 @@ void Node::Impl::on_appended(Result<log::LogIndex> result) {
     return;
   }
   const bool linger = should_linger(batch.commands.size());
-  const std::size_t target = queued_.size() + batch.commands.size();
+  const std::size_t target = queue_.size() + batch.commands.size();
   // Without a linger, let the disk work on the next batch while this one is applied.
   if (!linger) start_append();
   apply_batch(*result, std::move(batch), /*in_steps=*/!options_.cluster_mode);
@@ -236,15 +197,12 @@ void Node::Impl::after_apply() {
 
 void Node::Impl::stop_writes(const Status& error, Batch batch) {
   failure_ = error;
-  linger_until_.reset();
+  queue_.end_linger();
   const std::string why = "node stopped: " + error.to_string();
   fail_batch(std::move(batch), Status(error.code(), error.message() + " (outcome unknown)"));
-  while (!queued_.empty()) {
-    Queued q = std::move(queued_.front());
-    queued_.pop_front();
+  for (CommitQueue::Queued& q : queue_.take_all()) {
     if (q.done) q.done(core::ApplyResult{core::Reply::fail(ErrorCode::kUnavailable, why), {}});
   }
-  clear_queue_counters();
 }
 
 void Node::Impl::fail_batch(Batch batch, const Status& error) {
@@ -254,20 +212,18 @@ void Node::Impl::fail_batch(Batch batch, const Status& error) {
 }
 
 void Node::Impl::apply_batch(log::LogIndex index, Batch batch, bool in_steps) {
-  ++batches_committed_;
-  commands_committed_ += batch.commands.size();
-  commands_since_snapshot_ += batch.commands.size();
-  bytes_since_snapshot_ += batch.bytes;
-  unapplied_commands_ += batch.commands.size();
-  committed_.push_back(Committed{index, std::move(batch), 0});
+  ++counters_.batches_committed;
+  counters_.commands_committed += batch.commands.size();
+  snapshot_due_.note(batch.commands.size(), batch.bytes);
+  applying_.push(index, std::move(batch));
   apply_committed(in_steps ? options_.apply_step : std::chrono::nanoseconds::zero());
 }
 
 void Node::Impl::apply_committed(std::chrono::nanoseconds budget) {
   const auto started = std::chrono::steady_clock::now();
   std::size_t applied = 0;
-  while (!committed_.empty()) {
-    Committed& entry = committed_.front();
+  while (!applying_.empty()) {
+    ApplyQueue::Entry& entry = applying_.front();
     // Entries apply in log order, never twice or backwards (follow() checks
     // gaps before; an own append's index comes from the log).
     LEASEHOLD_ASSERT(entry.index > applied_index_, "log entry {} applied after entry {}", entry.index,
@@ -277,24 +233,22 @@ void Node::Impl::apply_committed(std::chrono::nanoseconds budget) {
       if (budget.count() > 0 && applied != 0 && applied % kApplyStepCheck == 0 &&
           std::chrono::steady_clock::now() - started >= budget) {
         // The rest in a later turn of the loop, after what is waiting now.
-        if (!apply_step_posted_) {
-          apply_step_posted_ = true;
-          ++apply_steps_deferred_;
+        if (applying_.claim_step()) {
+          ++counters_.apply_steps_deferred;
           post_guarded([](Impl& self) {
-            self.apply_step_posted_ = false;
+            self.applying_.step_ran();
             self.apply_committed(self.options_.apply_step);
             self.after_apply();
           });
         }
         return;
       }
-      const std::size_t i = entry.next++;
-      --unapplied_commands_;
+      const std::size_t i = applying_.take_next();
       ++applied;
       apply_one(entry.index, batch.commands[i], i < batch.dones.size() ? &batch.dones[i] : nullptr);
     }
     applied_index_ = entry.index;
-    committed_.pop_front();
+    applying_.pop_front();
     if (guard_) {
       LEASEHOLD_ASSERT(state_.revision() <= guard_->record().reserved_through,
                        "applied revision {} is above the reserved block {}", state_.revision(),

@@ -33,26 +33,23 @@
 namespace leasehold::node {
 
 void Node::Impl::lease_apply_queued() {
-  if (!failure_.is_ok() || hold_for_snapshot_) return;
-  while (!queued_.empty()) {
-    Batch batch = take_queued_batch();
+  if (!failure_.is_ok() || lease_.holding_for_snapshot()) return;
+  while (!queue_.empty()) {
+    Batch batch = queue_.take_batch(options_.max_batch_commands, options_.max_batch_bytes);
     if (guard_) {
-      if (Status st = guard_->before_append(batch.commands, durable_revision_); !st) {
+      if (Status st = guard_->before_append(batch.commands, lease_.durable_revision()); !st) {
         stop_writes(Status(st.code(), "revision record: " + st.message()), std::move(batch));
         return;
       }
     }
-    LeaseChunk chunk;
+    LeaseBuffer::Chunk chunk;
     chunk.bytes = batch.bytes;
     for (std::size_t i = 0; i < batch.commands.size(); ++i) {
       ProposeDone& done = batch.dones[i];
       if (const auto* put = std::get_if<core::FencePut>(&batch.commands[i].body)) {
         std::optional<core::FencedValue> before = state_.fence_get(put->key);
         core::ApplyResult result = apply_one(0, batch.commands[i], nullptr);  // index 0: not written yet
-        if (!result.reply.is_error()) {
-          auto it = undurable_fences_.try_emplace(put->key, UndurableFence{std::move(before), 0}).first;
-          it->second.last_put = state_.revision();
-        }
+        if (!result.reply.is_error()) lease_.fence_put(put->key, std::move(before), state_.revision());
         if (done) chunk.held_replies.emplace_back(std::move(done), std::move(result));
       } else {
         apply_one(0, batch.commands[i], &done);
@@ -60,52 +57,32 @@ void Node::Impl::lease_apply_queued() {
     }
     chunk.revision_after = state_.revision();
     chunk.commands = std::move(batch.commands);
-    commands_since_snapshot_ += chunk.commands.size();
-    bytes_since_snapshot_ += chunk.bytes;
-    unwritten_commands_ += chunk.commands.size();
-    unwritten_.push_back(std::move(chunk));
+    snapshot_due_.note(chunk.commands.size(), chunk.bytes);
+    lease_.add(std::move(chunk));
   }
   lease_write();
 }
 
 bool Node::Impl::lease_write_can_wait() const {
-  if (options_.lease_write_interval.count() <= 0 || shutting_down_ || hold_for_snapshot_) return false;
-  for (const LeaseChunk& chunk : unwritten_) {
-    if (!chunk.held_replies.empty()) return false;
+  if (options_.lease_write_interval.count() <= 0 || shutdown_.requested() || lease_.holding_for_snapshot()) {
+    return false;
   }
-  return true;
+  return !lease_.holds_reply();
 }
 
 void Node::Impl::end_due_lease_write() {
-  if (lease_write_at_ && clock_.now() >= *lease_write_at_) lease_write();
+  if (lease_.write_at() && clock_.now() >= *lease_.write_at()) lease_write();
 }
 
 void Node::Impl::lease_write() {
-  if (append_in_flight_ || unwritten_.empty() || !failure_.is_ok()) return;
+  if (append_.busy() || lease_.unwritten_empty() || !failure_.is_ok()) return;
   if (lease_write_can_wait()) {
-    if (!lease_write_at_) lease_write_at_ = append_started_ + options_.lease_write_interval;
-    if (clock_.now() < *lease_write_at_) return;  // a timer deadline (next_timer_deadline)
+    if (!lease_.write_at()) lease_.set_write_at(append_.started() + options_.lease_write_interval);
+    if (clock_.now() < *lease_.write_at()) return;  // a timer deadline (next_timer_deadline)
   }
-  lease_write_at_.reset();
-  std::size_t commands = 0;
-  std::size_t bytes = 0;
-  std::vector<core::Command> all;
-  all.reserve(std::min(unwritten_commands_, options_.max_batch_commands));
-  while (!unwritten_.empty()) {
-    LeaseChunk& next = unwritten_.front();
-    const bool fits = commands + next.commands.size() <= options_.max_batch_commands &&
-                      bytes + next.bytes <= options_.max_batch_bytes;
-    if (!writing_.empty() && !fits) break;
-    commands += next.commands.size();
-    bytes += next.bytes;
-    for (core::Command& c : next.commands) all.push_back(std::move(c));
-    next.commands.clear();
-    writing_.push_back(std::move(next));
-    unwritten_.pop_front();
-  }
-  append_in_flight_ = true;
-  append_started_ = clock_.now();
-  writing_commands_ = commands;
+  lease_.clear_write_at();
+  std::vector<core::Command> all = lease_.take_for_write(options_.max_batch_commands, options_.max_batch_bytes);
+  append_.begin(clock_.now());
   log_->append(core::encode_batch(all), [weak = weak_from_this(), post = post_](Result<log::LogIndex> r) {
     post([weak, r = std::move(r)]() mutable {
       if (auto self = weak.lock()) self->on_appended(std::move(r));
@@ -114,52 +91,42 @@ void Node::Impl::lease_write() {
 }
 
 void Node::Impl::on_lease_appended(Result<log::LogIndex> result) {
-  last_append_latency_ = clock_.now() - append_started_;
-  append_in_flight_ = false;
-  std::vector<LeaseChunk> written = std::move(writing_);
-  writing_.clear();
-  unwritten_commands_ -= writing_commands_;
-  const std::size_t commands = writing_commands_;
-  writing_commands_ = 0;
-  if (observer_.committed) observer_.committed(commands, last_append_latency_, result.is_ok());
+  (void)append_.finish(clock_.now());
+  LeaseBuffer::Written written = lease_.finish_write();
+  const std::size_t commands = written.commands;
+  if (observer_.committed) observer_.committed(commands, append_.last_latency(), result.is_ok());
   if (!result) {
     // Already answered commands are lost if the process stops now; held
     // replies get the failure (outcome unknown). The node stops writing; the
     // next start is unclean and quarantines.
     Batch held;
-    for (LeaseChunk& chunk : written) {
+    for (LeaseBuffer::Chunk& chunk : written.chunks) {
       for (auto& [done, reply] : chunk.held_replies) held.dones.push_back(std::move(done));
     }
-    for (LeaseChunk& chunk : unwritten_) {
-      for (auto& [done, reply] : chunk.held_replies) held.dones.push_back(std::move(done));
-    }
-    unwritten_.clear();
-    unwritten_commands_ = 0;
+    lease_.drop_unwritten(held.dones);
     stop_writes(result.status(), std::move(held));
     maybe_finish_shutdown();
     return;
   }
-  LEASEHOLD_ASSERT(!written.empty(), "a lease-mode append completed with no chunk written (index {})", *result);
+  LEASEHOLD_ASSERT(!written.chunks.empty(), "a lease-mode append completed with no chunk written (index {})",
+                   *result);
   applied_index_ = *result;  // the log now holds the state up to revision_after
-  durable_revision_ = written.back().revision_after;
-  std::erase_if(undurable_fences_, [this](const auto& entry) { return entry.second.last_put <= durable_revision_; });
-  ++batches_committed_;
-  commands_committed_ += commands;
-  for (LeaseChunk& chunk : written) {
+  lease_.set_durable(written.chunks.back().revision_after);
+  ++counters_.batches_committed;
+  counters_.commands_committed += commands;
+  for (LeaseBuffer::Chunk& chunk : written.chunks) {
     for (auto& [done, reply] : chunk.held_replies) done(reply);
   }
-  if (unwritten_.empty()) {
+  if (lease_.unwritten_empty()) {
     // The state equals the log: a due snapshot can be taken now.
     maybe_snapshot();
-    if (hold_for_snapshot_) {
-      hold_for_snapshot_ = false;
+    if (lease_.holding_for_snapshot()) {
+      lease_.set_holding_for_snapshot(false);
       schedule_append();
     }
   } else {
-    const bool due = (options_.snapshot_every_commands != 0 &&
-                      commands_since_snapshot_ >= options_.snapshot_every_commands) ||
-                     (options_.snapshot_every_bytes != 0 && bytes_since_snapshot_ >= options_.snapshot_every_bytes);
-    if (due && !snapshot_in_flight_) hold_for_snapshot_ = true;
+    const bool due = snapshot_due_.due(options_.snapshot_every_commands, options_.snapshot_every_bytes);
+    if (due && !snapshot_.in_flight()) lease_.set_holding_for_snapshot(true);
     lease_write();
   }
   release_apply_waiters();

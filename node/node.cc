@@ -1,9 +1,8 @@
-// node/node.cc: Node's public methods, recovery (open) and the log clock.
+// node/node.cc: Node's public methods and recovery (open).
 #include "node/node.h"
 
 #include <algorithm>
 
-#include "common/saturating_duration.h"
 #include "core/command_codec.h"
 #include "core/quarantine.h"
 #include "node/node_impl.h"
@@ -21,28 +20,8 @@ Node::Impl::Impl(NodeOptions options, std::unique_ptr<log::Log> log, Clock& cloc
       clock_(clock),
       post_(std::move(post)),
       state_(std::move(state)),
-      base_steady_(clock.now()),
-      base_log_(state_.last_now()),
-      last_stamp_(state_.last_now()),
-      applied_index_(applied_index) {}
-
-core::LogMillis Node::Impl::log_now() const {
-  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - base_steady_);
-  const core::LogMillis advanced = base_log_ + static_cast<core::LogMillis>(std::max<std::int64_t>(0, elapsed.count()));
-  return std::max(advanced, last_stamp_);
-}
-
-core::LogMillis Node::Impl::stamp() {
-  last_stamp_ = log_now();
-  return last_stamp_;
-}
-
-TimePoint Node::Impl::steady_of(core::LogMillis at) const {
-  if (at <= base_log_) return base_steady_;
-  // Saturates: a configured --max-wait-ms may allow a deadline that no
-  // steady_clock time_point can hold.
-  return saturating_add(base_steady_, saturating_ms(at - base_log_));
-}
+      applied_index_(applied_index),
+      log_clock_(clock, state_.last_now()) {}
 
 void Node::Impl::post_guarded(std::function<void(Impl&)> task) {
   post_([weak = weak_from_this(), task = std::move(task)] {
@@ -134,8 +113,8 @@ Result<std::unique_ptr<Node>> Node::open(NodeOptions options, std::unique_ptr<lo
   }
   auto impl = std::make_shared<Impl>(std::move(options), std::move(log), clock, std::move(post),
                                      std::move(state), applied);
-  impl->replayed_entries_ = replayed;
-  impl->durable_revision_ = impl->state_.revision();
+  impl->counters_.replayed_entries = replayed;
+  impl->lease_.set_durable(impl->state_.revision());
   if (plan) {
     const RevisionGuard::TtlRange ttls = core::accepted_ttls(impl->options_.limits);
     impl->guard_.emplace(impl->options_.revision_guard->store, plan->record, impl->state_.revision(),
@@ -144,7 +123,7 @@ Result<std::unique_ptr<Node>> Node::open(NodeOptions options, std::unique_ptr<lo
     impl->start_notices_ = std::move(plan->notices);
   }
   if (impl->options_.cluster_mode) {
-    impl->role_ = Role::kStandby;  // cluster/ promotes it once elected
+    impl->cluster_.set_role(Role::kStandby);  // cluster/ promotes it once elected
   } else {
     impl->arm_recovered_timers();
   }
@@ -161,20 +140,16 @@ Result<std::unique_ptr<Node>> Node::open(NodeOptions options, std::unique_ptr<lo
     // Known now, before the Reopen is applied (in fsync mode, after its
     // fsync): stats() reports it from the start, so that no INFO or /readyz
     // answered meanwhile says "not quarantined".
-    if (plan->reopen->quarantine_ms > 0 && !impl->queued_.empty()) {
-      impl->reopen_quarantine_until_ = core::quarantine_end(*plan->reopen, impl->queued_.back().command.now);
+    if (plan->reopen->quarantine_ms > 0 && !impl->queue_.empty()) {
+      impl->opening_.set_reopen_quarantine_until(core::quarantine_end(*plan->reopen, impl->queue_.back().now));
     }
   }
-  if (!plan || !plan->reopen) impl->opened_ = Status::ok();
+  if (!plan || !plan->reopen) (void)impl->opening_.settle(Status::ok());
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 
 void Node::Impl::finish_opening(Status outcome) {
-  if (opened_) return;
-  opened_ = outcome;
-  std::vector<std::function<void(Status)>> waiters = std::move(opened_waiters_);
-  opened_waiters_.clear();
-  for (auto& done : waiters) done(outcome);
+  for (auto& done : opening_.settle(outcome)) done(outcome);
 }
 
 Node::Node(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -186,7 +161,7 @@ void Node::propose(core::Command command, ProposeDone done) {
 void Node::set_effect_listener(EffectListener listener) { impl_->listener_ = std::move(listener); }
 void Node::set_observer(NodeObserver observer) { impl_->observer_ = std::move(observer); }
 Result<std::uint64_t> Node::keepalive(core::SessionId session) {
-  if (!impl_->is_primary()) return impl_->standby_refusal();
+  if (!impl_->is_primary()) return impl_->cluster_.refusal();
   return impl_->timers_.keepalive(session, impl_->clock_.now());
 }
 Result<std::uint64_t> Node::remaining_ms(core::SessionId session) const {
@@ -201,27 +176,26 @@ std::optional<TimePoint> Node::next_timer_deadline() const { return impl_->next_
 void Node::run_due_timers() { impl_->run_due_timers(); }
 const core::StateMachine& Node::state() const { return impl_->state_; }
 std::optional<core::FencedValue> Node::fence_get(std::string_view key) const {
-  const auto pending = impl_->undurable_fences_.find(key);
-  if (pending != impl_->undurable_fences_.end()) return pending->second.durable;
+  if (const auto* durable = impl_->lease_.undurable_fence(key)) return *durable;
   return impl_->state_.fence_get(key);
 }
-core::LogMillis Node::log_now() const { return impl_->log_now(); }
+core::LogMillis Node::log_now() const { return impl_->log_clock_.now(); }
 void Node::read_barrier(std::function<void(Status)> done) {
   if (!done) return;
-  if (impl_->read_barrier_) return impl_->read_barrier_(std::move(done));
+  if (impl_->cluster_.read_barrier()) return impl_->cluster_.read_barrier()(std::move(done));
   impl_->post_guarded([done = std::move(done)](Impl&) { done(Status::ok()); });
 }
 void Node::when_opened(std::function<void(Status)> done) {
   if (!done) return;
-  if (!impl_->opened_) return impl_->opened_waiters_.push_back(std::move(done));
-  impl_->post_guarded([done = std::move(done)](Impl& self) { done(*self.opened_); });
+  if (!impl_->opening_.outcome()) return impl_->opening_.wait(std::move(done));
+  impl_->post_guarded([done = std::move(done)](Impl& self) { done(*self.opening_.outcome()); });
 }
-bool Node::opened() const { return impl_->opened_ && impl_->opened_->is_ok(); }
+bool Node::opened() const { return impl_->opening_.opened(); }
 NodeStats Node::stats() const { return impl_->stats(); }
 const std::vector<std::string>& Node::start_notices() const { return impl_->start_notices_; }
-Role Node::role() const { return impl_->role_; }
+Role Node::role() const { return impl_->cluster_.role(); }
 log::LogIndex Node::applied_index() const { return impl_->applied_index_; }
-std::string Node::primary_address() const { return impl_->primary_address_; }
+std::string Node::primary_address() const { return impl_->cluster_.primary_address(); }
 void Node::shutdown(std::function<void()> done) { impl_->shutdown(std::move(done)); }
 
 }  // namespace leasehold::node

@@ -5,19 +5,14 @@
 
 namespace leasehold::node {
 
-Status Node::Impl::standby_refusal() const {
-  if (!primary_address_.empty()) return Status(ErrorCode::kRedirect, primary_address_);
-  return Status(ErrorCode::kUnavailable, unavailable_reason_);
-}
-
 Status Node::Impl::follow(log::LogIndex index, std::string_view batch) {
   if (is_primary()) {
     return Status(ErrorCode::kConflict, "the primary does not follow (entry " + std::to_string(index) + ")");
   }
   if (index <= applied_index_) return Status::ok();
-  if (append_in_flight_) {
+  if (append_.busy()) {
     // Our own last append may still land at this index; decide after it.
-    deferred_follows_.emplace_back(index, std::string(batch));
+    cluster_.defer_follow(index, batch);
     return Status::ok();
   }
   if (index != applied_index_ + 1) {
@@ -41,7 +36,7 @@ Status Node::Impl::reset_to_snapshot(log::LogIndex index, std::string_view snaps
   if (is_primary()) {
     return Status(ErrorCode::kConflict, "the primary does not reset to a snapshot (step down first)");
   }
-  if (append_in_flight_) {
+  if (append_.busy()) {
     return Status(ErrorCode::kUnavailable, "an own append is still in flight; reset after it completed");
   }
   core::StateMachine fresh(options_.limits);
@@ -52,21 +47,18 @@ Status Node::Impl::reset_to_snapshot(log::LogIndex index, std::string_view snaps
   }
   state_ = std::move(fresh);
   applied_index_ = index;
-  deferred_follows_.clear();
-  commands_since_snapshot_ = 0;
-  bytes_since_snapshot_ = 0;
+  cluster_.clear_deferred_follows();
+  snapshot_due_.restart();
   timers_ = Timers{};
-  base_steady_ = clock_.now();
-  base_log_ = std::max(state_.last_now(), last_stamp_);
-  last_stamp_ = base_log_;
-  ++catch_up_recoveries_;
+  log_clock_.rebase(state_.last_now());
+  ++counters_.catch_up_recoveries;
   return Status::ok();
 }
 
 void Node::Impl::when_applied(log::LogIndex index, std::function<void(Status)> done) {
   if (!done) return;
   if (!is_primary()) {
-    const Status refusal = standby_refusal();
+    const Status refusal = cluster_.refusal();
     post_guarded([done = std::move(done), refusal](Impl&) { done(refusal); });
     return;
   }
@@ -74,57 +66,47 @@ void Node::Impl::when_applied(log::LogIndex index, std::function<void(Status)> d
     post_guarded([done = std::move(done)](Impl&) { done(Status::ok()); });
     return;
   }
-  apply_waiters_.emplace(index, std::move(done));
+  apply_waiters_.add(index, std::move(done));
 }
 
 void Node::Impl::release_apply_waiters() {
   if (apply_waiters_.empty()) return;
-  const auto end = apply_waiters_.upper_bound(applied_index_);
-  for (auto it = apply_waiters_.begin(); it != end; ++it) {
-    post_guarded([done = std::move(it->second)](Impl&) { done(Status::ok()); });
+  for (auto& done : apply_waiters_.take_through(applied_index_)) {
+    post_guarded([done = std::move(done)](Impl&) { done(Status::ok()); });
   }
-  apply_waiters_.erase(apply_waiters_.begin(), end);
 }
 
 void Node::Impl::drain_deferred_follows() {
-  while (!deferred_follows_.empty() && !append_in_flight_ && !is_primary()) {
-    auto [index, bytes] = std::move(deferred_follows_.front());
-    deferred_follows_.pop_front();
+  while (cluster_.has_deferred_follows() && !append_.busy() && !is_primary()) {
+    auto [index, bytes] = cluster_.take_deferred_follow();
     (void)follow(index, bytes);
   }
-  if (is_primary()) deferred_follows_.clear();
+  if (is_primary()) cluster_.clear_deferred_follows();
 }
 
 void Node::Impl::promote() {
   if (is_primary()) return;
-  role_ = Role::kPrimary;
-  ++promotions_;
-  primary_address_.clear();
-  deferred_follows_.clear();
+  cluster_.set_role(Role::kPrimary);
+  ++counters_.promotions;
+  cluster_.clear_primary_address();
+  cluster_.clear_deferred_follows();
   timers_ = Timers{};
-  base_steady_ = clock_.now();
-  base_log_ = std::max(state_.last_now(), last_stamp_);
-  last_stamp_ = base_log_;
+  log_clock_.rebase(state_.last_now());
   arm_recovered_timers();  // every live session: full TTL from now
 }
 
 void Node::Impl::become_standby(const Status& why) {
   if (!is_primary()) return;
-  role_ = Role::kStandby;
-  ++step_downs_;
+  cluster_.set_role(Role::kStandby);
+  ++counters_.step_downs;
   timers_ = Timers{};
-  linger_until_.reset();
+  queue_.end_linger();
   const std::string message = "stepped down: " + why.message();
-  while (!queued_.empty()) {
-    Queued q = std::move(queued_.front());
-    queued_.pop_front();
+  for (CommitQueue::Queued& q : queue_.take_all()) {
     fail_later(std::move(q.done), ErrorCode::kUnavailable, message);
   }
-  clear_queue_counters();
   // Reads waiting for an own append: this node may no longer answer them.
-  auto waiters = std::move(apply_waiters_);
-  apply_waiters_.clear();
-  for (auto& [index, done] : waiters) {
+  for (auto& done : apply_waiters_.take_all()) {
     post_guarded([done = std::move(done), message](Impl&) { done(Status(ErrorCode::kUnavailable, message)); });
   }
 }
@@ -136,17 +118,16 @@ Status Node::reset_to_snapshot(log::LogIndex index, std::string_view snapshot_by
 void Node::promote() { impl_->promote(); }
 void Node::step_down(const Status& why) { impl_->become_standby(why); }
 void Node::set_primary_address(std::string address, std::string unavailable_reason) {
-  impl_->primary_address_ = std::move(address);
-  impl_->unavailable_reason_ = std::move(unavailable_reason);
+  impl_->cluster_.set_primary_address(std::move(address), std::move(unavailable_reason));
 }
 void Node::set_step_down_listener(std::function<void(const Status&)> listener) {
-  impl_->step_down_listener_ = std::move(listener);
+  impl_->cluster_.set_step_down_listener(std::move(listener));
 }
 void Node::when_applied(log::LogIndex index, std::function<void(Status)> done) {
   impl_->when_applied(index, std::move(done));
 }
 void Node::set_read_barrier(std::function<void(std::function<void(Status)>)> barrier) {
-  impl_->read_barrier_ = std::move(barrier);
+  impl_->cluster_.set_read_barrier(std::move(barrier));
 }
 
 }  // namespace leasehold::node

@@ -7,7 +7,7 @@
 namespace leasehold::node {
 
 void Node::Impl::shutdown(std::function<void()> done) {
-  shutting_down_ = true;
+  shutdown_.request();
   if (options_.acknowledge_before_durable) {
     // Lease mode: apply (and answer) what is queued, then write everything
     // now. Its writes go through lease_write() only: on_lease_appended
@@ -18,24 +18,21 @@ void Node::Impl::shutdown(std::function<void()> done) {
   } else {
     start_append();  // commit what is queued now (lingering or deferred)
   }
-  if (done) shutdown_waiters_.push_back(std::move(done));
+  if (done) shutdown_.wait(std::move(done));
   maybe_finish_shutdown();
 }
 
 void Node::Impl::maybe_finish_shutdown() {
-  if (!shutting_down_) return;
-  if (append_in_flight_ || !queued_.empty() || snapshot_in_flight_ || !unwritten_.empty() || !committed_.empty()) {
+  if (!shutdown_.requested()) return;
+  if (append_.busy() || !queue_.empty() || snapshot_.in_flight() || !lease_.unwritten_empty() || !applying_.empty()) {
     return;
   }
-  if (!shutdown_complete_ && guard_ && failure_.is_ok() && is_primary()) {
+  if (!shutdown_.complete() && guard_ && failure_.is_ok() && is_primary()) {
     // Every acknowledged command is synced: the next start may continue
     // exactly here. Without this mark it starts above the reserved block.
     if (Status st = guard_->mark_clean(state_.revision()); !st) failure_ = st;
   }
-  shutdown_complete_ = true;
-  std::vector<std::function<void()>> waiters = std::move(shutdown_waiters_);
-  shutdown_waiters_.clear();
-  for (auto& waiter : waiters) {
+  for (auto& waiter : shutdown_.complete_now()) {
     post_guarded([waiter = std::move(waiter)](Impl&) { waiter(); });
   }
 }

@@ -39,27 +39,31 @@ void Node::Impl::track_effect(const core::Effect& effect) {
         } else if constexpr (std::is_same_v<E, core::SessionEnded>) {
           timers_.end_session(e.session);
         } else if constexpr (std::is_same_v<E, core::WaitDeadline>) {
-          timers_.add_wait(e.lock, e.session, steady_of(e.at));
+          timers_.add_wait(e.lock, e.session, log_clock_.steady_of(e.at));
         } else if constexpr (std::is_same_v<E, core::Granted> || std::is_same_v<E, core::WaitEnded>) {
           timers_.remove_wait(e.lock, e.session);
         } else if constexpr (std::is_same_v<E, core::WakeAt>) {
-          timers_.add_wake(steady_of(e.at));
+          timers_.add_wake(log_clock_.steady_of(e.at));
+        } else if constexpr (std::is_same_v<E, core::LeaseDeadline>) {
+          timers_.add_lease(e.lock, e.session, e.token, log_clock_.steady_of(e.at));
+        } else if constexpr (std::is_same_v<E, core::LockLost>) {
+          timers_.remove_lease(e.lock, e.session);  // a grant that ended has no lease left to end
         }
       },
       effect);
 }
 
 std::optional<TimePoint> Node::Impl::next_timer_deadline() const {
-  if (shutting_down_ || !failure_.is_ok() || !is_primary()) return std::nullopt;
+  if (shutdown_.requested() || !failure_.is_ok() || !is_primary()) return std::nullopt;
   std::optional<TimePoint> next = timers_.next_deadline();
-  if (linger_until_ && (!next || *linger_until_ < *next)) next = linger_until_;
-  if (defer_until_ && (!next || *defer_until_ < *next)) next = defer_until_;
-  if (lease_write_at_ && (!next || *lease_write_at_ < *next)) next = lease_write_at_;
+  for (const std::optional<TimePoint>& bound : {queue_.linger_until(), queue_.defer_until(), lease_.write_at()}) {
+    if (bound && (!next || *bound < *next)) next = bound;
+  }
   return next;
 }
 
 void Node::Impl::run_due_timers() {
-  if (shutting_down_ || !failure_.is_ok() || !is_primary()) return;
+  if (shutdown_.requested() || !failure_.is_ok() || !is_primary()) return;
   end_due_linger();
   end_due_defer();
   end_due_lease_write();
@@ -79,6 +83,14 @@ void Node::Impl::run_due_timers() {
             [this, lock = lock, session = session](const core::ApplyResult& r) {
               if (is_retryable(r.reply)) timers_.add_wait(lock, session, clock_.now() + options_.timer_retry);
             });
+  }
+  for (Timers::DueLease& lease : due.leases) {
+    core::EndLease end{lease.lock, lease.session, lease.token};
+    propose(timer_command(std::move(end)), [this, lease = std::move(lease)](const core::ApplyResult& r) {
+      if (is_retryable(r.reply)) {
+        timers_.add_lease(lease.lock, lease.session, lease.token, clock_.now() + options_.timer_retry);
+      }
+    });
   }
   if (due.tick) {
     propose(timer_command(core::Tick{}), [this](const core::ApplyResult& r) {

@@ -105,6 +105,19 @@ void Timers::remove_wait(const std::string& lock, core::SessionId session) {
 
 void Timers::add_wake(TimePoint at) { wakes_.insert(at); }
 
+void Timers::add_lease(const std::string& lock, core::SessionId session, core::Token token, TimePoint at) {
+  remove_lease(lock, session);
+  leases_.emplace(std::make_pair(lock, session), std::make_pair(at, token));
+  lease_deadlines_.emplace(at, lock, session);
+}
+
+void Timers::remove_lease(const std::string& lock, core::SessionId session) {
+  auto it = leases_.find({lock, session});
+  if (it == leases_.end()) return;
+  lease_deadlines_.erase({it->second.first, lock, session});
+  leases_.erase(it);
+}
+
 Timers::Due Timers::take_due(TimePoint now) {
   Due due;
   while (!deadlines_.empty() && deadlines_.top().at <= now) {
@@ -122,6 +135,14 @@ Timers::Due Timers::take_due(TimePoint now) {
     wakes_.erase(wakes_.begin());
     due.tick = true;
   }
+  while (!lease_deadlines_.empty() && std::get<0>(*lease_deadlines_.begin()) <= now) {
+    auto [at, lock, session] = *lease_deadlines_.begin();
+    lease_deadlines_.erase(lease_deadlines_.begin());
+    const auto it = leases_.find({lock, session});
+    const core::Token token = it->second.second;
+    leases_.erase(it);
+    due.leases.push_back(DueLease{std::move(lock), session, token});
+  }
   return due;
 }
 
@@ -133,6 +154,7 @@ std::optional<TimePoint> Timers::next_deadline() const {
   if (!deadlines_.empty()) consider(deadlines_.top().at);
   if (!wait_deadlines_.empty()) consider(std::get<0>(*wait_deadlines_.begin()));
   if (!wakes_.empty()) consider(*wakes_.begin());
+  if (!lease_deadlines_.empty()) consider(std::get<0>(*lease_deadlines_.begin()));
   return next;
 }
 

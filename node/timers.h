@@ -8,6 +8,8 @@
 //    keepalive or end, and arm_sessions() builds it for n sessions in O(n).
 //  - wait deadlines, keyed by (lock, session): TimeoutWait when due.
 //  - wake times (lock-delays ending): one Tick when any is due.
+//  - lease ends, keyed by (lock, session), with the grant's token: EndLease
+//    when due (a later add for the same key replaces the earlier one).
 // Sessions due at the same instant are taken in id order.
 // Pure bookkeeping: no clock reads (callers pass `now`), no proposals.
 //
@@ -57,12 +59,21 @@ class Timers {
   void add_wait(const std::string& lock, core::SessionId session, TimePoint at);
   void remove_wait(const std::string& lock, core::SessionId session);
   void add_wake(TimePoint at);
+  void add_lease(const std::string& lock, core::SessionId session, core::Token token, TimePoint at);
+  void remove_lease(const std::string& lock, core::SessionId session);
+
+  struct DueLease {
+    std::string lock;
+    core::SessionId session = 0;
+    core::Token token = 0;
+  };
 
   struct Due {
     std::vector<core::SessionId> sessions;                    // now expiring
     std::vector<std::pair<std::string, core::SessionId>> waits;  // removed
     bool tick = false;                                        // due wakes removed
-    bool empty() const { return sessions.empty() && waits.empty() && !tick; }
+    std::vector<DueLease> leases;                             // removed
+    bool empty() const { return sessions.empty() && waits.empty() && !tick && leases.empty(); }
   };
   // Takes every timer due at `now` (deadline <= now).
   Due take_due(TimePoint now);
@@ -70,6 +81,7 @@ class Timers {
   std::optional<TimePoint> next_deadline() const;
   std::size_t session_count() const { return sessions_.size(); }
   std::size_t wait_count() const { return waits_.size(); }
+  std::size_t lease_count() const { return leases_.size(); }
 
  private:
   // A session is armed (in deadlines_, at heap position `pos`) unless its
@@ -93,6 +105,8 @@ class Timers {
   std::map<std::pair<std::string, core::SessionId>, TimePoint> waits_;
   std::set<std::tuple<TimePoint, std::string, core::SessionId>> wait_deadlines_;
   std::multiset<TimePoint> wakes_;
+  std::map<std::pair<std::string, core::SessionId>, std::pair<TimePoint, core::Token>> leases_;
+  std::set<std::tuple<TimePoint, std::string, core::SessionId>> lease_deadlines_;
 };
 
 }  // namespace leasehold::node

@@ -28,6 +28,8 @@ test_packages=(
   zookeeper libzookeeper-mt-dev
   # the Python client's tests (pytest, redis-py, mypy, an offline pip install)
   python3 python3-redis python3-pytest python3-setuptools python3-pip python3-venv python3-mypy
+  # the JSON Schemas of the CLI's --json and the HTTP API (docs/schema, tests/schema)
+  python3-jsonschema
   # the Go client's tests (Go 1.19 and redigo, used offline; docs/go.md)
   golang-go golang-github-gomodule-redigo-dev
   # TLS test certificates

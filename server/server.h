@@ -12,16 +12,11 @@
 // closes every client and returns. Disk writes happen on the log's thread;
 // their completions come back through the loop executor (loop_executor.h).
 //
-// Blocking waits: a LOCK.ACQUIRE ... WAIT that the state machine queued is
-// parked here under (lock, session); the Granted / WaitEnded effect answers
-// it. A retry with the same SEQ re-attaches (both connections get the
-// answer). A connection that closes while parked cancels the wait
-// (CancelWait); a grant that races with that cancel is released again.
-//
-// Pushes: connections that ran SESSION.WATCH get `lost` / `session-ended`
-// pushes (docs/protocol.md). A LOCK.RELEASE from a connection that neither
-// watches nor speaks for the session (speak_for) is a release by another: the
-// holder's watchers get `lost` with reason `released-by-other`.
+// Its parts, each with its own contract: the client listeners
+// (server/net/listener.h), the connections and the gate that holds them
+// unread until serving (server/net/connection_registry.h), and the blocking
+// waits, watches and pushes (server/services/waits_and_pushes.h), which the
+// node's effects and closing connections feed.
 //
 // Security: users are loaded at start (a bad file fails start()) and on
 // SIGHUP / ACL LOAD (a bad file keeps the current users); protected mode
@@ -33,20 +28,14 @@
 
 #include <uv.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <memory>
-#include <set>
 #include <string>
-#include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "cluster/cluster_member.h"
-#include "common/incremental_map.h"
 #include "core/reply.h"
 #include "node/node.h"
 #include "server/security/acl_user.h"
@@ -60,11 +49,14 @@
 #include "server/observability/observability.h"
 #include "server/http/http_side.h"
 #include "server/net/connection_host.h"
+#include "server/net/connection_registry.h"
 #include "server/net/delayed_errors.h"
+#include "server/net/listener.h"
 #include "server/services/server_services.h"
+#include "server/services/waits_and_pushes.h"
 #include "server/net/precise_timer.h"
 #include "server/net/responder.h"
-#include "server/speaker_ids.h"
+#include "server/net/stop_signals.h"
 #include "server/net/tls.h"
 
 namespace leasehold::server {
@@ -96,8 +88,8 @@ class Server final : public ConnectionHost, public ServerServices {
   // Thread-safe and async-signal-unsafe; asks the loop to shut down.
   void request_stop();
 
-  std::uint16_t port() const override { return bound_port_; }
-  std::uint16_t tls_port() const { return tls_bound_port_; }
+  std::uint16_t port() const override { return listener_.port(); }
+  std::uint16_t tls_port() const { return tls_listener_.port(); }
   const ServerConfig& config() const override { return config_; }
   node::Node& node() override { return *node_; }
   // Cluster mode: the member (its campaign status for INFO); nullptr embedded.
@@ -116,8 +108,8 @@ class Server final : public ConnectionHost, public ServerServices {
   void flush_audit_history() override;
   const ServerCounters& counters() const override { return counters_; }
   std::size_t client_count() const override { return connections_.size(); }
-  std::size_t blocked_client_count() const override;
-  std::size_t parked_wait_count() const override { return waits_.size(); }
+  std::size_t blocked_client_count() const override { return connections_.blocked_count(); }
+  std::size_t parked_wait_count() const override { return waits_.parked_count(); }
   std::chrono::steady_clock::time_point started_at() const override { return started_at_; }
   std::string listen_address() const override;
   // Metrics and the audit history (server/observability/observability.h).
@@ -133,26 +125,24 @@ class Server final : public ConnectionHost, public ServerServices {
   // False (nothing queued) while the loop's handles are closed: pump it now.
   bool defer_pump(std::weak_ptr<Connection> conn, bool waited) override;
 
-  // Parks `reply` until (lock, session)'s wait ends. `conn` is the waiting connection.
+  // Blocking waits, watches and speakers (WaitsAndPushes, whose contract
+  // these are). A LOCK.RELEASE from a connection that does not speak for
+  // the session is "by another" (the holder gets a `lost` push, reason
+  // released-by-other).
   void park_wait(const std::string& lock, core::SessionId session, Responder reply,
-                 const std::shared_ptr<Connection>& conn) override;
-  // The connection gets pushes for `session` (and speaks for it).
-  void watch(core::SessionId session, const std::shared_ptr<Connection>& conn) override;
-  // The connection acts for `session` (it opened it, kept it alive or
-  // acquired with it). Ends with the session or the connection. O(1): a
-  // closing connection does nothing per session it spoke for (its id is
-  // never reused, so it just stops matching; ids of closed connections are
-  // pruned when another connection speaks for the session, and all of them
-  // when the session ends).
-  void speak_for(core::SessionId session, Connection& conn) override;
-  // True if the connection watches or speaks for `session`: a LOCK.RELEASE
-  // from any other connection is "by another" (the holder gets a `lost`
-  // push, reason released-by-other).
-  bool speaks_for(core::SessionId session, const Connection& conn) const override;
+                 const std::shared_ptr<Connection>& conn) override {
+    waits_.park(lock, session, std::move(reply), conn);
+  }
+  void watch(core::SessionId session, const std::shared_ptr<Connection>& conn) override { waits_.watch(session, conn); }
+  void speak_for(core::SessionId session, Connection& conn) override { waits_.speak_for(session, conn); }
+  bool speaks_for(core::SessionId session, const Connection& conn) const override {
+    return waits_.speaks_for(session, conn);
+  }
   CloseBindings& close_bindings() override { return close_bindings_; }
 
   // --- security (server/security/acl.h) ---
   const AclUsers& acl() const override { return security_.acl(); }
+  std::shared_ptr<TlsContext> http_tls_context() const override { return security_.http_tls_context(); }
   bool auth_required() const override { return security_.auth_required(); }
   // The connection's user in the current table; nullptr when it is not
   // authenticated, or its user was removed or disabled by a reload (the
@@ -178,19 +168,12 @@ class Server final : public ConnectionHost, public ServerServices {
   // check_access, then the read gate or the handler (server_commands.cc).
   void execute(const std::shared_ptr<Connection>& conn, const CommandSpec& spec, const std::vector<std::string>& args,
                Responder reply) override;
+  // Ends the connection's waits and watches; starts the close grace of the
+  // ONCLOSE sessions bound to it.
   void on_connection_closing(Connection& conn) override;
-  void forget_connection(std::uint64_t id) override;
+  void forget_connection(std::uint64_t id) override { connections_.forget(id); }
 
  private:
-  using WaitKey = std::pair<std::string, core::SessionId>;
-  struct Parked {
-    std::uint64_t conn_id = 0;
-    Responder reply;
-  };
-
-  // Initialises `handle` (then sets `initialised`), binds and listens.
-  Status bind_listener(uv_tcp_t& handle, bool& initialised, const std::string& host, std::uint16_t port,
-                       std::uint16_t& bound_port, uv_connection_cb on_connection);
   Status listen();
   void on_sighup();
   void on_new_connection(uv_stream_t* listener, int status);
@@ -198,15 +181,8 @@ class Server final : public ConnectionHost, public ServerServices {
   // the connections accepted meanwhile. A failed Reopen stops the server
   // (run() returns the error).
   void on_node_opened(const Status& outcome);
-  void on_effect(const core::Effect& effect);
-  void answer_waiters(const WaitKey& key, const std::function<void(Responder&)>& answer);
-  // Nobody takes (lock, session)'s wait any more: propose its CancelWait and
-  // release a grant that lands before it (abandoned_).
-  void abandon_wait(const WaitKey& key);
   // Proposes ConnectionClosed for an ONCLOSE session whose grace passed.
   void end_closed_session(core::SessionId session);
-  void push_to_watchers(core::SessionId session, const std::string& kind,
-                        const std::function<void(resp::Writer&)>& body, std::size_t body_items);
   void arm_node_timer();
   void sweep_idle();
   void begin_shutdown(const char* why);
@@ -221,14 +197,8 @@ class Server final : public ConnectionHost, public ServerServices {
   std::unique_ptr<DataDirLock> data_dir_lock_;  // first: released after everything in the dir is closed
   uv_loop_t loop_{};
   bool loop_initialized_ = false;
-  uv_tcp_t listener_{};
-  bool listening_ = false;
-  uv_tcp_t tls_listener_{};
-  bool tls_listening_ = false;
-  std::uint16_t tls_bound_port_ = 0;
-  uv_signal_t sigint_{};
-  uv_signal_t sigterm_{};
-  uv_signal_t sighup_{};
+  Listener listener_;
+  Listener tls_listener_;
   uv_prepare_t prepare_{};
   uv_check_t check_{};
   DeferredPumps deferred_pumps_;  // run from prepare_ and check_
@@ -237,9 +207,8 @@ class Server final : public ConnectionHost, public ServerServices {
   PreciseTimer node_timer_;                  // the node's next timer deadline
   std::optional<node::TimePoint> node_timer_at_;  // what node_timer_ is armed for
   uv_timer_t idle_timer_{};
-  uv_async_t stop_async_{};
+  StopSignals signals_;  // SIGINT, SIGTERM, SIGHUP, request_stop()
   bool handles_open_ = false;
-  std::uint16_t bound_port_ = 0;
 
   node::SteadyClock clock_;
   std::unique_ptr<LoopExecutor> executor_;
@@ -248,28 +217,18 @@ class Server final : public ConnectionHost, public ServerServices {
   std::unique_ptr<node::Node> node_;
   std::unique_ptr<cluster::ClusterMember> cluster_;  // cluster mode; destroyed before node_
 
-  // False until the start's Reopen is applied (on_node_opened): connections
-  // are accepted but not read, so that no reply shows the state from before
-  // an unclean stop (sessions the Reopen expires). Ids and peers, in order.
-  bool serving_ = false;
-  std::vector<std::pair<std::uint64_t, std::string>> unread_connections_;
   Status run_error_;  // what run() returns (the start's Reopen failed)
 
-  std::uint64_t next_conn_id_ = 1;
-  std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> connections_;
-  std::map<WaitKey, std::vector<Parked>> waits_;
-  std::set<WaitKey> abandoned_;  // cancel in flight after the waiter left
-  std::map<core::SessionId, std::set<std::uint64_t>> watchers_;
-  // Connection ids that speak for each live session (see speak_for()); a
-  // grow-by-one-bucket table: millions of sessions opened by a few
-  // connections are the common case.
-  IncrementalMap<core::SessionId, SpeakerIds> speakers_;
+  // Not serving until the start's Reopen is applied (on_node_opened):
+  // connections are accepted but not read, so that no reply shows the state
+  // from before an unclean stop (sessions the Reopen expires).
+  ConnectionRegistry connections_;
+  WaitsAndPushes waits_{connections_};
   SecurityState security_{config_};  // users, TLS certificates, access checks
   DelayedErrors delayed_errors_;  // delay_error()
   CloseBindings close_bindings_;  // ONCLOSE sessions (end_closed_session())
 
   bool shutting_down_ = false;
-  std::atomic<bool> stop_requested_{false};
   ServerCounters counters_;
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
 };

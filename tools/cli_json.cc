@@ -1,6 +1,10 @@
 // tools/cli_json.cc: see the header.
 #include "tools/cli_json.h"
 
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+
 #include "common/text_encoding.h"
 
 namespace leasehold::cli {
@@ -58,6 +62,48 @@ json history_json(const client::HistoryEntry& e) {
   if (e.hold_ms >= 0) j["hold_ms"] = e.hold_ms;
   if (e.event == "lock-delay") j["delay_ms"] = e.delay_ms;
   return j;
+}
+
+namespace {
+// "-"? digits ("." digits)?: the JSON number forms INFO writes (no exponent).
+bool is_plain_number(std::string_view v) {
+  std::size_t i = v.starts_with('-') ? 1 : 0;
+  const std::size_t int_start = i;
+  while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+  if (i == int_start) return false;
+  if (i == v.size()) return true;
+  if (v[i] != '.') return false;
+  const std::size_t frac_start = ++i;
+  while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+  return i == v.size() && i > frac_start;
+}
+}  // namespace
+
+void put_info_value(json& j, const std::string& key, std::string_view v) {
+  if (is_plain_number(v) && v.size() <= 40) {
+    const char* end = v.data() + v.size();
+    if (v.find('.') == std::string_view::npos) {
+      if (v.starts_with('-')) {
+        std::int64_t n = 0;
+        if (auto r = std::from_chars(v.data(), end, n); r.ec == std::errc{} && r.ptr == end) {
+          j[key] = n;
+          return;
+        }
+      } else {
+        std::uint64_t n = 0;
+        if (auto r = std::from_chars(v.data(), end, n); r.ec == std::errc{} && r.ptr == end) {
+          j[key] = n;
+          return;
+        }
+      }
+    }
+    double d = 0;
+    if (auto r = std::from_chars(v.data(), end, d); r.ec == std::errc{} && r.ptr == end && std::isfinite(d)) {
+      j[key] = d;
+      return;
+    }
+  }
+  put_text(j, key, v);
 }
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }

@@ -26,6 +26,11 @@ nlohmann::json lock_json(const client::LockInfo& lock);
 nlohmann::json session_json(const client::SessionInfo& session);
 nlohmann::json history_json(const client::HistoryEntry& entry);
 
+// An INFO value as JSON: a number when the text is one ("42", "-3", "1.00",
+// "9.8": an integer when it has no fraction and fits 64 bits, else a
+// double), else the text by put_text's rule under j[key].
+void put_info_value(nlohmann::json& j, const std::string& key, std::string_view value);
+
 // One line of JSON (never throws on bad UTF-8: see put_text).
 std::string dump(const nlohmann::json& j);
 

@@ -1,6 +1,7 @@
 // `leasehold history NAME [--count N] [--json]`: the audit history of a lock,
 // newest first: when (wall clock), what (grant, release, expiry, revoke,
 // kill, lock-delay), session, owner, token and reason (LOCK.HISTORY).
+// Exit 1 when the server keeps no history for NAME (as `info`).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -51,12 +52,12 @@ int run_history(const HistoryArgs& a) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& e : *entries) out.push_back(cli::history_json(e));
     std::cout << cli::dump(out) << "\n";
-    return cli::kExitOk;
   }
   if (entries->empty()) {
-    std::cout << "no history for lock '" << a.name << "'\n";
-    return cli::kExitOk;
+    // As `info NAME` for a lock the server knows nothing of: exit 1.
+    return cli::report("history", Status(ErrorCode::kNotFound, "no history for lock '" + a.name + "'"));
   }
+  if (a.common.json) return cli::kExitOk;
   std::cout << fmt::format("{:<23} {:<10} {:>8} {:<16} {:>8}  {}\n", "TIME", "EVENT", "SESSION", "OWNER", "TOKEN",
                            "DETAIL");
   for (const auto& e : *entries) {

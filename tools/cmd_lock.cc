@@ -2,10 +2,13 @@
 // lock. CMD sees LEASEHOLD_LOCK, LEASEHOLD_TOKEN, LEASEHOLD_SESSION and
 // LEASEHOLD_ENDPOINT. CMD runs in its own process group; if the lease is lost
 // the whole group gets SIGTERM, then SIGKILL after --grace, and the lock is
-// released only when no process of the group is left. While it waits, a
-// progress line on a terminal names the holder (tools/lock_progress.h).
+// released only when no process of the group is left. While it waits, it
+// names the holder: a redrawn line on a terminal, a line every 5 s in a log
+// (--progress, the default; --no-progress: quiet; tools/lock_progress.h).
+// With --max-hold the lock is taken with that LEASE, and the group is stopped
+// the same way when the hold ends (exit 79).
 // Exit status: CMD's own (128+signal if it was killed), or 75 not acquired,
-// 76 lost, 64 usage, 69 unreachable, 126/127 CMD cannot run / not found
+// 76 lost, 79 max hold reached, 64 usage, 69 unreachable, 126/127 CMD cannot run / not found
 // (common/exit_codes.h, docs/client.md).
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -23,6 +26,7 @@
 #include "client/cli_support.h"
 #include "common/child_exec.h"
 #include "common/process_group.h"
+#include "core/types.h"
 #include "leasehold/lock_guard.h"
 #include "leasehold/session.h"
 #include "tools/lock_progress.h"
@@ -42,10 +46,17 @@ struct LockArgs {
   std::string grace = "10s";
   std::string close_grace = "0";  // ONCLOSE: a killed `leasehold lock` frees the lock at once
   bool no_close_grace = false;
+  std::string max_hold;  // empty: no LEASE
   bool shared = false;
   unsigned limit = 0;
+  bool progress = true;          // --progress / --no-progress
+  std::string progress_interval = "5s";  // hidden: the log line's period (tests)
   std::vector<std::string> command;
 };
+
+// The longest TTL any server accepts (core/types.h): a longer --ttl is a
+// usage error before anything is sent.
+constexpr Millis kLongestTtl{static_cast<Millis::rep>(core::kMaxSessionTtlMs)};
 
 // Signals to forward to CMD's process group, set by the handler.
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -70,13 +81,15 @@ constexpr auto kAfterKill = std::chrono::seconds(10);
 struct Outcome {
   int wait_status = 0;
   bool lost = false;
+  bool hold_ended = false;  // --max-hold reached (a loss of its own kind)
 };
 
 // Runs CMD's group to its end. A forwarded signal goes to the whole group
 // (SIGKILL follows after `grace`); a lost lease stops the group (SIGTERM, then
 // SIGKILL after `grace`); processes left in the group after CMD exits are
 // stopped the same way, so that nothing started under the lock outlives it.
-Outcome supervise(proc::ProcessGroup& group, const client::LockGuard& guard, Millis grace) {
+Outcome supervise(proc::ProcessGroup& group, const client::LockGuard& guard, Millis grace,
+                  const std::string& max_hold) {
   Outcome out;
   std::optional<client::Clock::time_point> give_up;
   bool leftovers = false;
@@ -90,8 +103,14 @@ Outcome supervise(proc::ProcessGroup& group, const client::LockGuard& guard, Mil
     }
     if (!out.lost && !guard.valid()) {
       out.lost = true;
-      std::cerr << "leasehold lock: lost lock '" << guard.name()
-                << "': " << guard.status().message() << "; stopping the command\n";
+      out.hold_ended = guard.lease_over() || guard.status().message().find("lease-ended") != std::string::npos;
+      if (out.hold_ended) {
+        std::cerr << "leasehold lock: the max hold (" << max_hold << ") of lock '" << guard.name()
+                  << "' ended; stopping the command (SIGTERM, then SIGKILL after --grace)\n";
+      } else {
+        std::cerr << "leasehold lock: lost lock '" << guard.name()
+                  << "': " << guard.status().message() << "; stopping the command\n";
+      }
       group.stop(grace);
     }
     const bool empty = group.empty();
@@ -119,6 +138,17 @@ Outcome supervise(proc::ProcessGroup& group, const client::LockGuard& guard, Mil
 int run_lock(LockArgs& a) {
   auto ttl = cli::parse_duration(a.ttl);
   if (!ttl) return cli::report("lock", Status(ttl.status().code(), "--ttl: " + ttl.status().message()));
+  if (ttl->count() == 0 || *ttl > kLongestTtl) {
+    return cli::report("lock", Status(ErrorCode::kInvalidArgument,
+                                      "--ttl: '" + a.ttl + "' is out of range (from 1ms to " +
+                                          cli::human_duration(kLongestTtl) + ", " +
+                                          std::to_string(kLongestTtl.count()) + "ms; the server may allow less)"));
+  }
+  auto progress_interval = cli::parse_duration(a.progress_interval);
+  if (!progress_interval || progress_interval->count() == 0) {
+    return cli::report("lock", Status(ErrorCode::kInvalidArgument,
+                                      "--progress-interval: '" + a.progress_interval + "' must be a duration > 0"));
+  }
   auto wait = cli::parse_duration(a.wait);
   if (!wait) return cli::report("lock", Status(wait.status().code(), "--wait: " + wait.status().message()));
   auto grace = cli::parse_duration(a.grace);
@@ -126,6 +156,16 @@ int run_lock(LockArgs& a) {
   auto close_grace = cli::parse_duration(a.close_grace);
   if (!close_grace) {
     return cli::report("lock", Status(close_grace.status().code(), "--close-grace: " + close_grace.status().message()));
+  }
+  std::optional<Millis> max_hold;
+  if (!a.max_hold.empty()) {
+    auto hold = cli::parse_duration(a.max_hold);
+    if (!hold) return cli::report("lock", Status(hold.status().code(), "--max-hold: " + hold.status().message()));
+    if (hold->count() <= 0 || static_cast<std::uint64_t>(hold->count()) > 2147483647ULL) {
+      return cli::report("lock", Status(ErrorCode::kInvalidArgument,
+                                        "--max-hold: must be above 0 and at most 2147483647ms (about 24.8 days)"));
+    }
+    max_hold = *hold;
   }
   if (a.command.empty()) {
     return cli::report("lock", Status(ErrorCode::kInvalidArgument, "no command given (use -- CMD ARGS...)"));
@@ -148,6 +188,7 @@ int run_lock(LockArgs& a) {
   if (!session) return cli::report("lock", session.status());
 
   client::LockOptions lo;
+  if (max_hold) lo.lease = *max_hold;
   if (a.shared) lo.mode = client::LockMode::kShared;
   if (a.limit > 0) {
     lo.mode = client::LockMode::kSemaphore;
@@ -155,7 +196,9 @@ int run_lock(LockArgs& a) {
   }
   auto guard = [&] {
     if (wait->count() == 0) return client::LockGuard::try_acquire(**session, a.name, lo);
-    WaitProgress progress(*client, a.name);  // a line on a terminal while waiting
+    // Who holds the lock, while waiting: a redrawn line on a terminal, a
+    // line every --progress-interval in a log.
+    WaitProgress progress(*client, a.name, progress_style(a.progress), *progress_interval);
     return client::LockGuard::acquire(**session, a.name, *wait, lo);
   }();
   if (!guard) {
@@ -183,10 +226,15 @@ int run_lock(LockArgs& a) {
     (void)(*session)->close();
     return code;
   }
-  const Outcome outcome = supervise(**group, *guard, *grace);
+  const Outcome outcome = supervise(**group, *guard, *grace, a.max_hold);
   const bool lost = outcome.lost;
   const int wstatus = outcome.wait_status;
   group->reset();  // the terminal back to us
+  if (outcome.hold_ended) {
+    (void)guard->release();  // ends on the server soon anyway; free it now if it has not
+    (void)(*session)->close();
+    return cli::kExitHoldEnded;
+  }
   if (lost) return cli::kExitLost;
   Status released = guard->release();
   if (released.code() == ErrorCode::kNotHolder || released.code() == ErrorCode::kSessionExpired ||
@@ -218,10 +266,18 @@ void register_lock(CLI::App& app) {
                   "If this process dies (its connection closes), free the lock after this (0: at once)")
       ->capture_default_str()
       ->excludes(no_close);
+  cmd->add_option("--max-hold", args->max_hold,
+                  "Hold the lock at most this long (LEASE): then stop the command (SIGTERM, SIGKILL after "
+                  "--grace) and exit 79 (10m, 90s)");
   auto* shared = cmd->add_flag("--shared", args->shared, "Take the lock in shared (reader) mode");
   cmd->add_option("--limit", args->limit, "Semaphore: at most N holders")
       ->check(cli::whole_number(1, 1'000'000))
       ->excludes(shared);
+  cmd->add_flag("--progress,!--no-progress", args->progress,
+                "While waiting, say who holds the lock (on by default): a redrawn line on a terminal, "
+                "else a line every 5s for logs");
+  cmd->add_option("--progress-interval", args->progress_interval, "How often the log line is printed")
+      ->group("");  // hidden: tests use a short one
   cli::add_common_options(*cmd, args->common, false);
   cmd->callback([args] {
     cli::run_command("lock", [&] { return run_lock(*args); }, &set_exit_code);

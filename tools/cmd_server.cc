@@ -19,6 +19,7 @@
 #include "common/exit_codes.h"
 #include "common/unsafe_test_faults.h"
 #include "server/base/config.h"
+#include "server/base/wire_ceilings.h"
 #include "server/fd_table_reserve.h"
 #include "server/memory_retention.h"
 #include "server/server.h"
@@ -27,6 +28,10 @@
 
 namespace leasehold::tools {
 namespace {
+
+// A duration flag that becomes a steady_clock deadline: at most the longest
+// duration a request can carry, so now + it never overflows.
+const CLI::Range kWireDurationRange(std::uint64_t{0}, server::kMaxWireDurationMs);
 
 struct ServerFlags {
   server::ServerConfig config;
@@ -45,8 +50,10 @@ struct ServerFlags {
   std::string durability = "fsync";
   bool snapshot_in_child = false;
   std::string protected_mode = "yes";
+  std::string http_auth = "users";
   std::string tls_auth_clients = "yes";
   std::vector<std::string> unsafe_test_faults;  // hidden; common/unsafe_test_faults.h
+  std::vector<std::string> max_hold;            // --max-hold PREFIX=DURATION, repeatable
 };
 
 // --unsafe-test-fault NAME (repeatable, hidden): test-only switches that
@@ -156,6 +163,12 @@ void run_server(ServerFlags& flags) {
     return;
   }
   cfg.protected_mode = flags.protected_mode == "yes";
+  cfg.http_auth = flags.http_auth == "none" ? server::HttpAuth::kNone : server::HttpAuth::kUsers;
+  if (cfg.http_tls && cfg.http_listen.empty()) {
+    std::cerr << "leasehold server: --http-tls needs --http-listen\n";
+    set_exit_code(exit_code::kUsage);
+    return;
+  }
   if (auto auth = server::parse_tls_client_auth(flags.tls_auth_clients); auth) {
     cfg.tls.auth_clients = *auth;
   }
@@ -169,6 +182,15 @@ void run_server(ServerFlags& flags) {
   cfg.cluster.append_timeout = std::chrono::milliseconds(flags.append_timeout_ms);
   cfg.cluster.startup_wait = std::chrono::milliseconds(flags.etcd_startup_wait_ms);
   cfg.long_hold = std::chrono::milliseconds(flags.long_hold_ms);
+  for (const std::string& rule : flags.max_hold) {
+    auto parsed = server::parse_max_hold(rule);
+    if (!parsed) {
+      std::cerr << "leasehold server: " << parsed.status().message() << "\n";
+      set_exit_code(exit_code::kUsage);
+      return;
+    }
+    cfg.max_hold.push_back(std::move(parsed).value());
+  }
   if (!cfg.http_listen.empty()) {
     std::string host;
     std::uint16_t port = 0;
@@ -275,7 +297,7 @@ void register_server(CLI::App& app) {
   cmd->add_option("--max-output-bytes", c.max_output_bytes, "Unsent reply bytes per client before it is disconnected")->group(proto)->capture_default_str();
   cmd->add_option("--max-pipeline", c.max_pipeline, "Unanswered requests per client before reading pauses")->group(proto)->capture_default_str();
   cmd->add_option("--max-pipeline-bytes", c.max_pipeline_bytes, "Argument bytes of unanswered requests per client before reading pauses")->group(proto)->capture_default_str();
-  cmd->add_option("--idle-timeout-ms", flags->idle_timeout_ms, "Close clients that send no complete command this long after connecting, or whose partial command started this long ago; 0 = never")->group(proto)->capture_default_str();
+  cmd->add_option("--idle-timeout-ms", flags->idle_timeout_ms, "Close clients that send no complete command this long after connecting, or whose partial command started this long ago; 0 = never")->group(proto)->capture_default_str()->check(kWireDurationRange);
   cmd->add_option("--read-budget-us", flags->read_budget_us, "Loop time per turn for parsing and starting requests; clients read after it wait for a later turn, in arrival order (0 = no limit)")->group(proto)->capture_default_str()->check(CLI::Range(0, 1'000'000));
 
   auto* node = "Log, batching and snapshots";
@@ -304,7 +326,10 @@ void register_server(CLI::App& app) {
   cmd->add_option("--revision-block", c.revision_block, "Revisions reserved per write of the revision record")->group(rec)->capture_default_str()->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
   auto* ops = "Operations: HTTP endpoints, metrics, audit history (docs/operations.md)";
   cmd->add_option("--http-listen", c.http_listen, "host:port of the HTTP listener (/metrics, /healthz, /readyz, /api, dashboard at /); empty = off")->group(ops);
+  cmd->add_option("--http-auth", flags->http_auth, "users: /metrics, /api and the dashboard need a user with +@monitor (Basic or bearer token); none: open to anyone who reaches the port (warned at start)")->group(ops)->check(CLI::IsMember({"users", "none"}))->capture_default_str();
+  cmd->add_flag("--http-tls", c.http_tls, "Serve HTTPS on --http-listen with --tls-cert-file / --tls-key-file (re-read on SIGHUP)")->group(ops);
   cmd->add_option("--long-hold-ms", flags->long_hold_ms, "Holds older than this count as long-held (metric leasehold_long_held_locks, dashboard)")->group(ops)->capture_default_str()->check(CLI::Range(std::uint64_t{1}, std::uint64_t{365ULL * 86'400'000}));
+  cmd->add_option("--max-hold", flags->max_hold, "PREFIX=DURATION (repeatable): locks whose name starts with PREFIX are held at most DURATION (ms, s, m, h); also their lease when LOCK.ACQUIRE gives no LEASE. The longest prefix wins")->group(ops);
   cmd->add_option("--history-max-entries", c.history_max_entries, "Audit history records kept (in <data-dir>/history.log)")->group(ops)->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{100'000'000}));
 
   auto* ha = "Replicated mode on etcd (docs/cluster.md)";
@@ -318,9 +343,9 @@ void register_server(CLI::App& app) {
   cmd->add_option("--etcd-user", c.cluster.etcd_user, "etcd user (its role needs readwrite on /leasehold/<cluster>/); needs --etcd-password-file")->group(ha);
   cmd->add_option("--etcd-password-file", c.cluster.etcd_password_file, "File holding the etcd user's password (one line; not world-readable); re-read on SIGHUP")->group(ha);
   cmd->add_option("--etcd-lease-ttl", c.cluster.lease_ttl_s, "Seconds: TTL of the election lease; a dead primary is replaced after about this long")->group(ha)->capture_default_str();
-  cmd->add_option("--etcd-timeout-ms", flags->etcd_timeout_ms, "Deadline of each etcd call")->group(ha)->capture_default_str();
+  cmd->add_option("--etcd-timeout-ms", flags->etcd_timeout_ms, "Deadline of each etcd call")->group(ha)->capture_default_str()->check(kWireDurationRange);
   cmd->add_option("--etcd-startup-wait-ms", flags->etcd_startup_wait_ms, "At start, retry this long while etcd is unreachable before exiting; 0 = wait until etcd answers")->group(ha)->capture_default_str()->check(CLI::Range(std::uint64_t{0}, std::uint64_t{86'400'000}));
-  cmd->add_option("--append-timeout-ms", flags->append_timeout_ms, "How long one log append retries while etcd is unreachable before writes fail with -UNAVAILABLE")->group(ha)->capture_default_str();
+  cmd->add_option("--append-timeout-ms", flags->append_timeout_ms, "How long one log append retries while etcd is unreachable before writes fail with -UNAVAILABLE")->group(ha)->capture_default_str()->check(kWireDurationRange);
 
   // Hidden (no group): test-only switches, see enable_unsafe_test_faults().
   cmd->add_option("--unsafe-test-fault", flags->unsafe_test_faults, "")->group("");

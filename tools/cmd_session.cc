@@ -23,6 +23,14 @@ struct SessionArgs {
   std::uint64_t id = 0;
 };
 
+// A session without expiry (only a compat key that an older server let
+// `SET` without PX: SESSION.LIST gives TTL 0, remaining -1) reads "never",
+// never "-1ms".
+std::string ttl_text(client::Millis ms) { return ms.count() <= 0 ? "never" : cli::human_duration(ms); }
+std::string remaining_text(const client::SessionInfo& s) {
+  return s.ttl.count() == 0 || s.remaining.count() < 0 ? "never" : cli::human_duration(s.remaining);
+}
+
 // Pages through SESSION.LIST (bounded replies), printing each page as it
 // comes: memory stays one page however many sessions there are.
 int run_list(const cli::CommonOptions& opts) {
@@ -44,8 +52,8 @@ int run_list(const cli::CommonOptions& opts) {
       if (opts.json) {
         out += (printed ? "," : "") + cli::dump(cli::session_json(s));
       } else {
-        out += fmt::format("{:>12} {:>9} {:>10} {:>5} {:>7}  {}\n", s.id, cli::human_duration(s.ttl),
-                           cli::human_duration(s.remaining), s.held, s.waiting,
+        out += fmt::format("{:>12} {:>9} {:>10} {:>5} {:>7}  {}\n", s.id, ttl_text(s.ttl),
+                           remaining_text(s), s.held, s.waiting,
                            s.owner.empty() ? "-" : s.owner);
       }
       ++printed;

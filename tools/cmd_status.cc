@@ -2,7 +2,6 @@
 // session / lock counts (from INFO).
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <array>
 #include <iostream>
 #include <memory>
@@ -23,10 +22,6 @@ constexpr std::array<std::string_view, 13> kShown{
     "applied_revision", "applied_index", "log_last_index", "snapshot_index",    "sessions",
     "locks",          "waiters",         "connected_clients"};
 
-bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 int run_status(const cli::CommonOptions& opts) {
   auto client = cli::make_client(opts);
   if (!client) return cli::report("status", client.status());
@@ -37,11 +32,7 @@ int run_status(const cli::CommonOptions& opts) {
     nlohmann::json out = {{"endpoint", (*client)->current_endpoint()}};
     for (const auto& [k, v] : info.fields) {
       if (k == "#" || !text::is_valid_utf8(k)) continue;
-      if (all_digits(v) && v.size() < 19) {
-        out[k] = std::stoll(v);
-      } else {
-        cli::put_text(out, k, v);
-      }
+      cli::put_info_value(out, k, v);  // numbers as JSON numbers, "1.00" included
     }
     std::cout << cli::dump(out) << "\n";
     return cli::kExitOk;

@@ -59,9 +59,15 @@ std::string describe_holders_now(client::Client& client, const std::string& name
   return describe_holders(**info);
 }
 
-WaitProgress::WaitProgress(std::shared_ptr<client::Client> client, std::string name)
-    : client_(std::move(client)), name_(std::move(name)) {
-  if (::isatty(STDERR_FILENO) == 1) thread_ = std::thread([this] { run(); });
+ProgressStyle progress_style(bool wanted) {
+  if (!wanted) return ProgressStyle::kOff;
+  return ::isatty(STDERR_FILENO) == 1 ? ProgressStyle::kTerminal : ProgressStyle::kLog;
+}
+
+WaitProgress::WaitProgress(std::shared_ptr<client::Client> client, std::string name, ProgressStyle style,
+                           client::Millis interval)
+    : client_(std::move(client)), name_(std::move(name)), style_(style), interval_(interval) {
+  if (style_ != ProgressStyle::kOff) thread_ = std::thread([this] { run(); });
 }
 
 WaitProgress::~WaitProgress() { stop(); }
@@ -76,11 +82,12 @@ void WaitProgress::stop() {
 }
 
 void WaitProgress::run() {
+  const bool terminal = style_ == ProgressStyle::kTerminal;
   const auto started = std::chrono::steady_clock::now();
   bool drawn = false;
   std::unique_lock lock(mu_);
   // A lock granted at once draws nothing.
-  cv_.wait_for(lock, std::chrono::milliseconds(300), [this] { return stopping_; });
+  cv_.wait_for(lock, terminal ? client::Millis(300) : interval_, [this] { return stopping_; });
   while (!stopping_) {
     lock.unlock();
     const std::string holders = describe_holders_now(*client_, name_);
@@ -89,9 +96,15 @@ void WaitProgress::run() {
                                          cli::human_duration(waited), holders);
     lock.lock();
     if (stopping_) break;
-    std::cerr << "\r\033[K" << line << std::flush;  // redraw the one progress line
-    drawn = true;
-    cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
+    if (terminal) {
+      std::cerr << "\r\033[K" << line << std::flush;  // redraw the one progress line
+      drawn = true;
+    } else {
+      // One line per interval, for logs; one write, so that a reader of
+      // the log never sees half a line.
+      std::cerr << ("leasehold lock: " + line + "\n") << std::flush;
+    }
+    cv_.wait_for(lock, terminal ? client::Millis(1000) : interval_, [this] { return stopping_; });
   }
   if (drawn) std::cerr << "\r\033[K" << std::flush;
 }

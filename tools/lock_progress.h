@@ -7,12 +7,16 @@
 // locks and semaphores), or "no holder now". Since is the local wall time,
 // display only: the age comes from the server.
 //
-// WaitProgress: while alive, and only when stderr is a terminal, a thread
-// asks the server about the lock every second (LOCK.INFO on its own pooled
-// connection; the first time after 300 ms, so that a lock granted at once
-// draws nothing) and redraws one progress line on stderr; stop() (or the
-// destructor) ends the thread and erases the line. When stderr is not a
-// terminal it does nothing at all.
+// WaitProgress: while alive, a thread asks the server about the lock
+// (LOCK.INFO on its own pooled connection) and tells the person:
+//   kTerminal: one progress line on stderr, redrawn every second (the first
+//     time after 300 ms, so that a lock granted at once draws nothing) and
+//     erased by stop();
+//   kLog: a whole line on stderr every `interval` (the first after one
+//     interval), "leasehold lock: waiting for lock 'x' (5.0s): held by ...",
+//     so that cron and CI logs show who holds the lock;
+//   kOff: nothing.
+// stop() (or the destructor) ends the thread.
 // Thread-safety: one WaitProgress is driven by one thread; the Client is
 // shared (it is thread-safe).
 #pragma once
@@ -34,14 +38,21 @@ std::string describe_holders(const client::LockInfo& lock);
 // "holder unknown: <error>"), in the words of describe_holders.
 std::string describe_holders_now(client::Client& client, const std::string& name);
 
+enum class ProgressStyle { kOff, kTerminal, kLog };
+
+// kTerminal when stderr is a terminal, else kLog (`--progress`, the
+// default), or kOff (`--no-progress`).
+ProgressStyle progress_style(bool wanted);
+
 class WaitProgress {
  public:
-  WaitProgress(std::shared_ptr<client::Client> client, std::string name);
+  WaitProgress(std::shared_ptr<client::Client> client, std::string name, ProgressStyle style,
+               client::Millis interval = client::Millis(5000));
   ~WaitProgress();
   WaitProgress(const WaitProgress&) = delete;
   WaitProgress& operator=(const WaitProgress&) = delete;
 
-  // True when a progress line is being drawn (stderr is a terminal).
+  // True while the thread runs (style is not kOff).
   bool active() const { return thread_.joinable(); }
   void stop();
 
@@ -50,6 +61,8 @@ class WaitProgress {
 
   std::shared_ptr<client::Client> client_;
   std::string name_;
+  ProgressStyle style_;
+  client::Millis interval_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;

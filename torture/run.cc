@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "common/clock_fault.h"
 #include "testkit/eventually.h"
 #include "testkit/subprocess.h"
 #include "testkit/temp_dir.h"
@@ -24,7 +25,6 @@
 namespace leasehold::torture {
 namespace {
 
-constexpr const char* kFaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 using std::chrono::milliseconds;
 
@@ -111,24 +111,14 @@ Result<RunResult> run_once(const RunConfig& c) {
 
   Env server_env = c.extra_server_env;
   Env worker_env;
-  // An ASan build refuses to start with another library preloaded first
-  // unless told not to check the link order.
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  const std::string asan_options = std::string(asan != nullptr ? asan : "") + ":verify_asan_link_order=0";
+  // libfaketime, as common/clock_fault.h sets it up (the demo's clock fault too).
   if (c.clock == "wall") {
-    const Env wall = {{"LD_PRELOAD", kFaketime},
-                      {"FAKETIME_TIMESTAMP_FILE", clock_file},
-                      {"FAKETIME_CACHE_DURATION", "1"},
-                      {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
-                      {"ASAN_OPTIONS", asan_options}};
+    const Env wall = wall_clock_env(clock_file);
     server_env.insert(server_env.end(), wall.begin(), wall.end());
     worker_env = wall;
   } else if (c.clock.rfind("rate:", 0) == 0) {
-    // The clock-wait shim first: libfaketime's rate mode alone hangs
-    // std::condition_variable timed waits (torture/faults/clock_wait_shim.cc).
-    server_env.push_back({"LD_PRELOAD", std::string(LEASEHOLD_CLOCK_WAIT_SHIM) + ":" + kFaketime});
-    server_env.push_back({"FAKETIME", "+0 x" + c.clock.substr(5)});
-    server_env.push_back({"ASAN_OPTIONS", asan_options});
+    const Env rate = rate_clock_env(c.clock.substr(5), LEASEHOLD_CLOCK_WAIT_SHIM);
+    server_env.insert(server_env.end(), rate.begin(), rate.end());
   }
 
   auto harness_history = HistoryWriter::open(tmp.file("harness.jsonl"));

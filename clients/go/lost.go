@@ -23,11 +23,11 @@ func (e *LostError) Is(target error) bool { return target == ErrLost }
 func (e *LostError) Unwrap() error        { return e.Cause }
 
 // reasonCause maps a push's loss reason to its kind: the lock was taken
-// away (revoked, replaced, released by another request) or the session
-// ended (expired, killed, closed).
+// away (revoked, replaced, released by another request, its lease ended,
+// moved to another session) or the session ended (expired, killed, closed).
 func reasonCause(reason string) *Error {
 	switch reason {
-	case "revoked", "replaced", "released-by-other":
+	case "revoked", "replaced", "released-by-other", "lease-ended", "transferred":
 		return newError(ErrNotHolder, reason)
 	}
 	return newError(ErrSessionExpired, reason)

@@ -158,6 +158,7 @@ struct AcquireRequest {
   std::optional<Millis> wait;
   Millis delay{0};        // lock-delay if this holder's session expires
   std::uint64_t seq = 0;  // 0: none; else the idempotence key
+  Millis lease{0};        // LEASE: the grant ends this long after it (0: none)
 };
 
 namespace detail {
@@ -200,6 +201,14 @@ class Client {
   Result<std::optional<std::uint64_t>> acquire(const AcquireRequest& request);
   Status release(std::string_view name, std::uint64_t session, std::uint64_t token,
                  std::uint64_t seq = 0);
+  // LOCK.EXTEND: the grant's lease now ends `lease` from now. kStaleToken,
+  // kNotHolder, kConflict (no lease), kLimitExceeded (over --max-hold).
+  Status extend(std::string_view name, std::uint64_t session, std::uint64_t token, Millis lease);
+  // LOCK.TRANSFER: moves the grant to session `to`; the new (higher) token.
+  // kStaleToken, kNotHolder, kNotFound (`to` not live), kConflict (`to`
+  // holds or waits for it), kInvalidArgument (NOPERM: another user's session).
+  Result<std::uint64_t> transfer(std::string_view name, std::uint64_t from, std::uint64_t token,
+                                 std::uint64_t to);
   // nullopt: the server keeps no state for an idle lock.
   Result<std::optional<LockInfo>> lock_info(std::string_view name);
   // One page of LOCK.LIST: locks named > `after` (empty: from the start)

@@ -50,6 +50,13 @@ struct LockOptions {
   LockMode mode = LockMode::kExclusive;
   std::uint32_t limit = 0;  // kSemaphore: number of permits (>= 1)
   Millis delay{0};          // lock-delay after this holder's session expires
+  // LEASE: a maximum hold. The server ends the grant this long after it
+  // granted it, even while the session lives (`lost` push, lease-ended);
+  // safe_deadline() is then at most the request's send time + lease -
+  // drift (the session's drift_factor x lease + drift_fixed). 0: none (a
+  // server --max-hold may still impose one: the guard learns it from the
+  // `lost` push).
+  Millis lease{0};
 };
 
 class LockGuard {
@@ -70,8 +77,13 @@ class LockGuard {
   std::uint64_t token() const;
   std::uint64_t session_id() const;
 
-  // Held, not lost, and the session's safe deadline has not passed.
+  // Held, not lost, and neither the session's safe deadline nor the lease's
+  // has passed.
   bool valid() const;
+  // min(session safe deadline, lease deadline) (see LockOptions::lease).
+  Clock::time_point safe_deadline() const;
+  // True once the lease's client-side deadline has passed (the hold ended).
+  bool lease_over() const;
   bool lost() const;
   // OK while valid(); the reason otherwise (kNotHolder for a revoke or a
   // release by another,
@@ -87,6 +99,16 @@ class LockGuard {
   // FENCE.PUT key value with this guard's lock and token. kStaleToken once
   // the lock has passed to someone else.
   Result<std::uint64_t> put(std::string_view key, std::string_view value);
+
+  // LOCK.EXTEND: the lease now ends `lease` from now; safe_deadline() moves
+  // to the send time + lease - drift. kConflict for a grant without a
+  // lease; kNotHolder / kStaleToken once it ended; nothing changes then.
+  Status extend(Millis lease);
+
+  // LOCK.TRANSFER to session `to` (live; this user's, unless an admin):
+  // returns the new holder's token. The guard then holds nothing (like
+  // after release()). On an error the guard still holds.
+  Result<std::uint64_t> transfer(std::uint64_t to);
 
  private:
   LockGuard(std::shared_ptr<detail::SessionState> session, std::shared_ptr<detail::HeldLock> held);

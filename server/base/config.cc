@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "server/base/wire_ceilings.h"
+
 namespace leasehold::server {
 
 namespace {
@@ -50,10 +52,24 @@ Status validate_config(const ServerConfig& c) {
     return refuse(fmt::format("--max-ttl-ms {} is above the largest session TTL, {} ms (about 24.8 days)",
                               l.max_ttl_ms, core::kMaxSessionTtlMs));
   }
+  // A WAIT or DELAY above the wire ceiling is refused before core sees it,
+  // so a larger configured limit would promise what no request can ask.
+  const struct {
+    std::uint64_t value;
+    const char* flag;
+  } durations[] = {{l.max_wait_ms, "--max-wait-ms"}, {l.max_delay_ms, "--max-delay-ms"}};
+  for (const auto& d : durations) {
+    if (d.value > kMaxWireDurationMs) {
+      return refuse(fmt::format("{} {} is out of range: it must be 0 to {} ms (about 292 years, the longest "
+                                "duration a request can carry)",
+                                d.flag, d.value, kMaxWireDurationMs));
+    }
+  }
   if (l.min_ttl_ms > l.max_ttl_ms) {
     return refuse(fmt::format("--min-ttl-ms {} is above --max-ttl-ms {}: no session could be opened",
                               l.min_ttl_ms, l.max_ttl_ms));
   }
+  if (Status st = validate_max_holds(c.max_hold); !st) return st;
   if (c.protocol.max_bulk_bytes < kMinBulkBytes) {
     return refuse(fmt::format("--proto-max-bulk-len {} is below {}: commands would not fit", c.protocol.max_bulk_bytes,
                               kMinBulkBytes));

@@ -7,13 +7,20 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cluster/cluster_member.h"
 #include "node/node.h"
 #include "resp/parser.h"
+#include "server/base/max_hold.h"
 #include "server/base/tls_options.h"
 
 namespace leasehold::server {
+
+// Who may read the HTTP listener's views (/metrics, /api, the dashboard;
+// docs/operations.md, HTTP access): the users of the users file (Basic or a
+// bearer token, ACL category monitor), or, on purpose, anyone.
+enum class HttpAuth { kUsers, kNone };
 
 struct ServerConfig {
   std::string listen_host = "127.0.0.1";
@@ -54,8 +61,13 @@ struct ServerConfig {
   std::uint64_t revision_block = 1u << 20;
   // Operations (docs/operations.md).
   std::string http_listen;                     // "host:port" of the HTTP listener; empty = off
+  HttpAuth http_auth = HttpAuth::kUsers;       // --http-auth users|none
+  bool http_tls = false;                       // --http-tls: HTTPS with the --tls-cert/key-file
   std::chrono::milliseconds long_hold{60'000}; // holds older than this count as long-held
   std::size_t history_max_entries = 100'000;   // audit history records kept
+  // --max-hold PREFIX=DURATION: per lock-name prefix, the default lease and
+  // the ceiling of LEASE / LOCK.EXTEND (server/base/max_hold.h).
+  std::vector<MaxHold> max_hold;
   // Security (docs/security.md). Users come from users_file; requirepass_file
   // holds the default user's password. Both are re-read on SIGHUP / ACL LOAD.
   std::string users_file;

@@ -36,7 +36,8 @@ Status parse_acquire_options(const Args& args, core::Acquire& a, std::uint64_t& 
       shared = true;
       continue;
     }
-    if (!(iequals(opt, "LIMIT") || iequals(opt, "WAIT") || iequals(opt, "DELAY") || iequals(opt, "SEQ"))) {
+    if (!(iequals(opt, "LIMIT") || iequals(opt, "WAIT") || iequals(opt, "DELAY") || iequals(opt, "SEQ") ||
+          iequals(opt, "LEASE"))) {
       return syntax(fmt::format("unknown option '{}'", opt.substr(0, 32)));
     }
     if (i + 1 >= args.size()) return syntax(fmt::format("{} needs a value", to_upper(opt)));
@@ -55,6 +56,10 @@ Status parse_acquire_options(const Args& args, core::Acquire& a, std::uint64_t& 
       auto n = parse_uint(value, "DELAY", 0, kMaxWireDurationMs);
       if (!n) return n.status();
       a.delay_ms = *n;
+    } else if (iequals(opt, "LEASE")) {
+      auto n = parse_uint(value, "LEASE", 1, core::kMaxSessionTtlMs);
+      if (!n) return n.status();
+      a.lease_ms = *n;
     } else {
       auto n = parse_uint(value, "SEQ", 1, INT64_MAX);
       if (!n) return n.status();
@@ -151,6 +156,28 @@ Result<core::Command> parse_lock_release(const Args& args) {
   return with_body(core::Release{args[1], *session, *token}, *session, seq);
 }
 
+Result<core::Command> parse_lock_extend(const Args& args) {
+  auto session = session_at(args, 2);
+  if (!session) return session.status();
+  auto token = parse_uint(args[3], "token", 1, UINT64_MAX);
+  if (!token) return token.status();
+  auto ms = parse_uint(args[4], "ms", 1, core::kMaxSessionTtlMs);
+  if (!ms) return ms.status();
+  if (args.size() != 5) return syntax("want LOCK.EXTEND name session token ms");
+  return with_body(core::ExtendLease{args[1], *session, *token, *ms}, *session);
+}
+
+Result<core::Command> parse_lock_transfer(const Args& args) {
+  auto from = session_at(args, 2);
+  if (!from) return from.status();
+  auto token = parse_uint(args[3], "token", 1, UINT64_MAX);
+  if (!token) return token.status();
+  auto to = session_at(args, 4);
+  if (!to) return to.status();
+  if (args.size() != 5) return syntax("want LOCK.TRANSFER name from_session token to_session");
+  return with_body(core::Transfer{args[1], *from, *token, *to}, *from);
+}
+
 Result<core::Command> parse_fence_put(const Args& args) {
   auto token = parse_uint(args[4], "token", 1, UINT64_MAX);
   if (!token) return token.status();
@@ -187,6 +214,10 @@ Result<CompatSetArgs> parse_compat_set(const Args& args) {
       return bad;
     }
   }
+  // A compat key is a lock; one without expiry would never be freed if its
+  // holder died, which breaks the service's promise that every lock ends.
+  // So unlike Redis, SET needs PX or EX (docs/redis-compat.md).
+  if (!have_expiry) return Status(ErrorCode::kInvalidArgument, std::string(kCompatSetNeedsExpiry));
   out.command = with_body(std::move(body));
   return out;
 }
@@ -206,6 +237,7 @@ WriteParser find_write_parser(std::string_view name) {
       {"LOCK.RELEASE", &parse_lock_release}, {"LOCK.REVOKE", &parse_lock_revoke},
       {"LOCK.CANCEL", &parse_lock_cancel},   {"FENCE.PUT", &parse_fence_put},
       {"SET", &parse_set_command},           {"DELIFEQ", &parse_delifeq},
+      {"LOCK.EXTEND", &parse_lock_extend},   {"LOCK.TRANSFER", &parse_lock_transfer},
   };
   for (const Entry& e : kParsers) {
     if (e.name == name) return e.parse;

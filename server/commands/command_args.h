@@ -12,7 +12,9 @@
 // Every number is range-checked here, before any arithmetic or unit
 // conversion (docs/protocol.md, "Numeric arguments"): a duration is at most
 // kMaxWireDurationMs, and a TTL at most core::kMaxSessionTtlMs; core then
-// applies the configured limits (max_wait_ms, max_delay_ms, max_ttl_ms).
+// applies the configured limits (max_wait_ms, max_delay_ms, max_ttl_ms). A
+// LEASE or LOCK.EXTEND ms is at most core::kMaxSessionTtlMs (the handler
+// applies --max-hold).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -24,15 +26,11 @@
 
 #include "core/command.h"
 #include "leasehold/status.h"
+#include "server/base/wire_ceilings.h"  // kMaxWireDurationMs
 
 namespace leasehold::server {
 
 using Args = std::vector<std::string>;
-
-// The longest WAIT or DELAY any request may give, in ms: as steady_clock
-// nanoseconds it still fits an int64 (about 292 years). A configured
-// --max-wait-ms / --max-delay-ms above it cannot be reached.
-inline constexpr std::uint64_t kMaxWireDurationMs = INT64_MAX / 1'000'000;
 
 // PEXPIRE's milliseconds: at most the longest session TTL (core applies the
 // configured --max-ttl-ms); 0 or less deletes the key, as in Redis.
@@ -42,12 +40,18 @@ Result<core::Command> parse_session_open(const Args& args);    // SESSION.OPEN t
 Result<core::Command> parse_lock_acquire(const Args& args);    // LOCK.ACQUIRE name session [options]
 Result<core::Command> parse_lock_release(const Args& args);    // LOCK.RELEASE name session token [SEQ n]
 Result<core::Command> parse_fence_put(const Args& args);       // FENCE.PUT key value lock token
+Result<core::Command> parse_lock_extend(const Args& args);     // LOCK.EXTEND name session token ms
+Result<core::Command> parse_lock_transfer(const Args& args);   // LOCK.TRANSFER name from token to
 
 struct CompatSetArgs {
   core::Command command;    // a CompatSet
   bool want_token = false;  // TOKEN: reply with the grant's token instead of +OK
 };
-Result<CompatSetArgs> parse_compat_set(const Args& args);      // SET key value [options]
+// SET key value [NX | XX] (PX ms | EX s) [GET] [TOKEN]: the expiry is
+// required; without it the error is kCompatSetNeedsExpiry.
+Result<CompatSetArgs> parse_compat_set(const Args& args);
+inline constexpr std::string_view kCompatSetNeedsExpiry =
+    "SET on leasehold needs PX (milliseconds) or EX (seconds): a lock without expiry would never be freed";
 
 // The parser of a write command that maps to exactly one core command (the
 // five above, and SESSION.CLOSE / SESSION.KILL / LOCK.REVOKE / LOCK.CANCEL /

@@ -60,8 +60,8 @@ void acl(CommandContext& ctx) {
     ctx.reply.bulk(ctx.conn->user());
   } else if (iequals(sub, "CAT") && ctx.args.size() == 2) {
     ctx.reply.write([](resp::Writer& w) {
-      w.array_header(4);
-      for (const char* c : {"read", "lock", "fence", "admin"}) w.bulk(c);
+      w.array_header(5);
+      for (const char* c : {"read", "lock", "fence", "admin", "monitor"}) w.bulk(c);
     });
   } else if (iequals(sub, "LIST") && ctx.args.size() == 2) {
     if (!admin) return deny();

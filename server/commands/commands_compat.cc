@@ -112,8 +112,8 @@ void compat_pexpire(CommandContext& ctx) {
 }  // namespace
 
 void add_compat_commands(std::vector<CommandSpec>& out) {
-  out.push_back({"SET", -3, kWrite, "compat", "Efficiency lock: set a key (NX/XX, PX/EX expiry, GET, TOKEN)",
-                 "key value [NX | XX] [PX ms | EX s] [GET] [TOKEN]", &compat_set, kAclFence, {1, 1, 1}});
+  out.push_back({"SET", -3, kWrite, "compat", "Efficiency lock: set a key with an expiry (NX/XX, PX/EX required, GET, TOKEN)",
+                 "key value [NX | XX] (PX ms | EX s) [GET] [TOKEN]", &compat_set, kAclFence, {1, 1, 1}});
   out.push_back({"GET", 2, kReadonly | kFast, "compat", "The value of a compat key", "key", &compat_get, kAclFence, {1, 1, 1}});
   out.push_back({"DEL", -2, kWrite, "compat", "Deletes compat keys; returns how many", "key [key ...]",
                  &compat_del, kAclFence, {1, -1, 1}});

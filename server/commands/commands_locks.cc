@@ -38,7 +38,7 @@ void write_lock(resp::Writer& w, const core::LockInfo& l, core::LogMillis now, c
   w.bulk("holders");
   w.array_header(l.holders.size());
   for (const auto& h : l.holders) {
-    w.map_header(4);
+    w.map_header(5);
     w.bulk("session");
     w.integer(shown(h.session));
     w.bulk("owner");
@@ -47,6 +47,8 @@ void write_lock(resp::Writer& w, const core::LockInfo& l, core::LogMillis now, c
     w.integer(static_cast<std::int64_t>(h.token));
     w.bulk("held_ms");
     w.integer(since(now, h.acquired_at));
+    w.bulk("lease_ms");  // left of the grant's lease; -1 = no lease
+    w.integer(h.lease_until == 0 ? -1 : since(h.lease_until, now));
   }
   w.bulk("waiters");
   w.array_header(l.waiters.size());
@@ -67,10 +69,25 @@ void write_lock(resp::Writer& w, const core::LockInfo& l, core::LogMillis now, c
   w.integer(l.delay_until > now ? static_cast<std::int64_t>(l.delay_until - now) : 0);
 }
 
+// --max-hold: a lease over the prefix's ceiling is refused; none gets it.
+Status apply_max_hold(const ServerConfig& config, core::Acquire& a) {
+  const MaxHold* rule = max_hold_for(config.max_hold, a.lock);
+  if (rule == nullptr) return Status::ok();
+  if (a.lease_ms == 0) {
+    a.lease_ms = rule->ms;
+  } else if (a.lease_ms > rule->ms) {
+    return over_max_hold("LEASE", a.lease_ms, *rule);
+  }
+  return Status::ok();
+}
+
 void lock_acquire(CommandContext& ctx) {
   auto parsed = parse_lock_acquire(ctx.args);
   if (!parsed) return ctx.reply.error(parsed.status());
   core::Command cmd = std::move(parsed).value();
+  if (Status st = apply_max_hold(ctx.server.config(), std::get<core::Acquire>(cmd.body)); !st) {
+    return ctx.reply.error(st);
+  }
   std::string lock = std::get<core::Acquire>(cmd.body).lock;  // for park_wait, once the command is moved
   const core::SessionId session = cmd.session;
   ServerServices* server = &ctx.server;
@@ -95,6 +112,41 @@ void lock_release(CommandContext& ctx) {
   auto& release = std::get<core::Release>(cmd->body);
   release.by_other = !ctx.server.speaks_for(release.session, *ctx.conn);
   propose_ok(ctx, std::move(cmd).value());
+}
+
+void lock_extend(CommandContext& ctx) {
+  auto cmd = parse_lock_extend(ctx.args);
+  if (!cmd) return ctx.reply.error(cmd.status());
+  const auto& extend = std::get<core::ExtendLease>(cmd->body);
+  if (const MaxHold* rule = max_hold_for(ctx.server.config().max_hold, extend.lock);
+      rule != nullptr && extend.lease_ms > rule->ms) {
+    return ctx.reply.error(over_max_hold("LOCK.EXTEND", extend.lease_ms, *rule));
+  }
+  propose_ok(ctx, std::move(cmd).value());
+}
+
+// Allowed to the user that opened both sessions, or to an admin (the table's
+// own-session check covers one session argument; this one names two).
+void lock_transfer(CommandContext& ctx) {
+  auto cmd = parse_lock_transfer(ctx.args);
+  if (!cmd) return ctx.reply.error(cmd.status());
+  const auto& transfer = std::get<core::Transfer>(cmd->body);
+  if (ctx.server.acl().auth_required()) {
+    const AclUser* user = ctx.server.user_of(*ctx.conn);
+    const core::StateMachine& state = ctx.server.node().state();
+    for (core::SessionId id : {transfer.from, transfer.to}) {
+      auto s = state.session(id);
+      if (s && !may_see_session(user, true, s->user)) {
+        return ctx.reply.error_text("NOPERM session " + std::to_string(id) +
+                                    " belongs to another user (LOCK.TRANSFER needs both sessions' user, or an "
+                                    "admin)");
+      }
+    }
+  }
+  propose(ctx, std::move(cmd).value(), [](const core::ApplyResult& r, Responder& reply) {
+    if (r.reply.is_error()) return reply.error(r.reply.error);
+    reply.integer(static_cast<std::int64_t>(r.reply.token));
+  });
 }
 
 SessionFilter session_filter(CommandContext& ctx) {
@@ -156,7 +208,7 @@ void lock_cancel(CommandContext& ctx) {
 void add_lock_commands(std::vector<CommandSpec>& out) {
   out.push_back({"LOCK.ACQUIRE", -3, kWrite | kBlocking, "lock",
                  "Acquires a lock: token, nil when not granted (WAIT blocks this connection)",
-                 "name session [SHARED | LIMIT n] [WAIT ms] [DELAY ms] [SEQ n]", &lock_acquire, kAclLock, {1, 1, 1}, 2});
+                 "name session [SHARED | LIMIT n] [WAIT ms] [DELAY ms] [LEASE ms] [SEQ n]", &lock_acquire, kAclLock, {1, 1, 1}, 2});
   out.push_back({"LOCK.RELEASE", -4, kWrite, "lock", "Releases a lock held with this token",
                  "name session token [SEQ n]", &lock_release, kAclLock, {1, 1, 1}, 2});
   out.push_back({"LOCK.INFO", 2, kReadonly, "lock", "Holders, waiters and last token of a lock", "name",
@@ -167,6 +219,11 @@ void add_lock_commands(std::vector<CommandSpec>& out) {
                  &lock_revoke, kAclAdmin, {1, 1, 1}});
   out.push_back({"LOCK.CANCEL", 3, kWrite | kAdmin, "lock", "Cancels a session's queued wait (it gets nil)",
                  "name session", &lock_cancel, kAclAdmin, {1, 1, 1}});
+  out.push_back({"LOCK.EXTEND", 5, kWrite, "lock", "Extends the lease of a held lock: it now ends ms from now",
+                 "name session token ms", &lock_extend, kAclLock, {1, 1, 1}, 2});
+  out.push_back({"LOCK.TRANSFER", 5, kWrite, "lock",
+                 "Moves a held lock to another live session, with a new token (old holder: lost push)",
+                 "name from_session token to_session", &lock_transfer, kAclLock, {1, 1, 1}});
 }
 
 }  // namespace leasehold::server

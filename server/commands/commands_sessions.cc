@@ -41,7 +41,8 @@ void session_open(CommandContext& ctx) {
             } else if (onclose) {
               // The connection closed before the reply: as if it closed right after.
               server->close_bindings().bind(id, 0);
-              server->close_bindings().connection_closed(0, [server](core::SessionId s) {
+              const bool by_peer = !conn || conn->closed_by_peer();
+              server->close_bindings().connection_closed(0, by_peer, [server](core::SessionId s) {
                 const auto info = server->node().state().session(s);
                 return info ? info->close_grace_ms : std::nullopt;
               });

@@ -14,10 +14,12 @@ using nlohmann::json;
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-void put_name(json& j, const std::string& name) {
-  j["name"] = name;  // invalid UTF-8 becomes U+FFFD at dump
-  j["name_b64"] = base64_encode(name);
-  if (!is_valid_utf8(name)) j["name_binary"] = true;
+// j[key] (invalid UTF-8 becomes U+FFFD at dump), j[key + "_b64"] and, for
+// bytes that are not UTF-8, j[key + "_binary"].
+void put_name(json& j, const std::string& name, const std::string& key = "name") {
+  j[key] = name;
+  j[key + "_b64"] = base64_encode(name);
+  if (!is_valid_utf8(name)) j[key + "_binary"] = true;
 }
 
 std::int64_t age(core::LogMillis now, core::LogMillis then) {
@@ -138,6 +140,13 @@ HttpResponse api_status(ServerServices& server) {
                                           {"commits", b.count}}));
   }
   j["commit_latency_per_second"] = std::move(series);
+  // The highest applied log index per second over the last 5 minutes, oldest
+  // first (null: nothing applied that second).
+  json applied = json::array();
+  for (const auto& b : server.observability().applied_index_window(300)) {
+    applied.push_back(b.count == 0 ? json(nullptr) : json(static_cast<std::uint64_t>(b.max)));
+  }
+  j["applied_index_per_second"] = std::move(applied);
   return HttpResponse::json(200, dump(j));
 }
 
@@ -196,14 +205,14 @@ HttpResponse api_history(ServerServices& server, bool filter, const std::string&
   if (history != nullptr) {
     for (const HistoryRecord& r : history->query(filter, lock, count, before_id)) {
       json rj = {{"id", r.id},
-                 {"time", r.wall_ms},
+                 {"time_ms", r.wall_ms},
                  {"log_index", r.log_index},
                  {"event", audit_kind_name(r.event.kind)},
                  {"session", r.event.session},
                  {"owner", r.event.owner},
                  {"token", r.event.token},
                  {"reason", r.event.reason}};
-      put_name(rj, r.event.lock);
+      put_name(rj, r.event.lock, "lock");  // the names of `leasehold history --json`
       if (r.event.wait_ms >= 0) rj["wait_ms"] = r.event.wait_ms;
       if (r.event.hold_ms >= 0) rj["hold_ms"] = r.event.hold_ms;
       if (r.event.kind == AuditKind::kLockDelay) rj["delay_ms"] = r.event.delay_ms;

@@ -3,8 +3,11 @@
 #include <charconv>
 #include <optional>
 
+#include <spdlog/spdlog.h>
+
 #include "server/http/http_api.h"
 #include "server/observability/observability.h"
+#include "server/security/http_credentials.h"
 #include "server/services/server_services.h"
 
 namespace leasehold::server {
@@ -30,12 +33,34 @@ HttpResponse bad_param(std::string_view name, std::uint64_t max) {
                                      std::to_string(max) + "]\"}");
 }
 
-// AUTH HOOK: the /api endpoints and the dashboard will honour the server's
-// users once authentication lands (a per-connection user in server/). Return
-// a 401/403 response here to refuse; nullopt lets the request through.
-// /healthz, /readyz and /metrics stay open to probes and scrapers unless the
-// operator binds --http-listen to a private address.
-std::optional<HttpResponse> authorize(ServerServices&, const HttpRequest&) { return std::nullopt; }
+// The users file guards every view but the probes (docs/operations.md, HTTP
+// access): no or bad credentials get 401 with a Basic challenge, a user
+// without +@monitor 403; nullopt lets the request through. Secrets are never
+// logged (a refused Basic user name is, at debug level).
+std::optional<HttpResponse> authorize(ServerServices& server, const HttpRequest& req) {
+  if (server.config().http_auth == HttpAuth::kNone) return std::nullopt;
+  std::optional<std::string> credentials = req.header("authorization");
+  if (!credentials && (req.path == "/" || req.path == "/index.html")) {
+    // The dashboard page only: a bearer token may come as ?token= (the page
+    // keeps it in sessionStorage, drops it from the address bar and sends it
+    // as a header from then on; server/http/dashboard.html).
+    if (auto token = req.query_value("token")) credentials = "Bearer " + *token;
+  }
+  const HttpIdentity who = identify_http(server.acl(), credentials);
+  if (who.outcome != HttpIdentity::Outcome::kUser) {
+    HttpResponse r = HttpResponse::json(401, who.outcome == HttpIdentity::Outcome::kNone
+                                                 ? "{\"error\":\"authentication required\"}"
+                                                 : "{\"error\":\"invalid credentials\"}");
+    r.headers.emplace_back("WWW-Authenticate", std::string(kHttpAuthChallenge));
+    if (who.outcome == HttpIdentity::Outcome::kBad) spdlog::debug("http authentication refused path={}", req.path);
+    return r;
+  }
+  if (!who.user->allows(kAclMonitor)) {
+    return HttpResponse::json(403, "{\"error\":\"user '" + who.user->name +
+                                       "' has no permission to read the monitoring views (+@monitor)\"}");
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -48,13 +73,11 @@ HttpResponse route_http_request(ServerServices& server, const HttpRequest& req) 
   const std::string& path = req.path;
   if (path == "/healthz") return HttpResponse::text(200, "ok\n");
   if (path == "/readyz") return readyz(server);
+  if (auto refused = authorize(server, req)) return *refused;
   if (path == "/metrics") {
     HttpResponse r = HttpResponse::text(200, server.observability().metrics().render(server.observability().view()));
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return r;
-  }
-  if (path == "/" || path == "/api/status" || path.rfind("/api/", 0) == 0) {
-    if (auto refused = authorize(server, req)) return *refused;
   }
   if (path == "/" || path == "/index.html") {
     HttpResponse r = HttpResponse::text(200, std::string(dashboard_html()));

@@ -6,18 +6,28 @@
 #include <array>
 #include <memory>
 
+#include "server/net/tls.h"
+
 namespace leasehold::server {
 
 struct HttpServer::Conn {
   HttpServer* server = nullptr;
   uv_tcp_t tcp{};
   uv_timer_t timer{};
-  uv_write_t write_req{};
   HttpRequestParser parser;
-  std::string out;
+  std::unique_ptr<TlsStream> tls;  // --http-tls: the bytes on the socket are TLS records
   bool answered = false;
   bool closing = false;
   int open_handles = 0;
+};
+
+// One uv_write in flight: its bytes live until the write completes (a TLS
+// handshake's records and the response may be in flight together).
+struct HttpServer::Write {
+  uv_write_t req{};
+  Conn* conn = nullptr;
+  std::string bytes;
+  bool close_after = false;
 };
 
 namespace {
@@ -46,6 +56,7 @@ std::string_view http_reason(int status) {
   switch (status) {
     case 200: return "OK";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
@@ -110,7 +121,7 @@ Status HttpServer::listen() {
   int len = sizeof(bound);
   uv_tcp_getsockname(&listener_, reinterpret_cast<sockaddr*>(&bound), &len);
   bound_port_ = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  spdlog::info("http listening address={}", address());
+  spdlog::info("http listening address={} tls={}", address(), options_.tls ? "on" : "off");
   return Status::ok();
 }
 
@@ -128,6 +139,9 @@ void HttpServer::on_connection(int status) {
   auto* c = new Conn();
   c->server = this;
   c->parser = HttpRequestParser(options_.limits);
+  if (options_.tls) {
+    if (std::shared_ptr<TlsContext> ctx = options_.tls()) c->tls = std::make_unique<TlsStream>(ctx);
+  }
   conns_.insert(c);
   uv_tcp_init(loop_, &c->tcp);
   c->tcp.data = c;
@@ -174,7 +188,26 @@ void HttpServer::on_read(Conn* c, ssize_t nread, const uv_buf_t* buf) {
     return;
   }
   if (nread == 0) return;
-  const auto state = c->parser.feed(std::string_view(buf->base, static_cast<std::size_t>(nread)));
+  std::string_view bytes(buf->base, static_cast<std::size_t>(nread));
+  std::string plain;
+  if (c->tls) {
+    const Status st = c->tls->feed(bytes, plain);
+    std::string records;  // handshake replies, or an alert after an error
+    c->tls->drain(records);
+    if (!st) {
+      if (st.code() != ErrorCode::kNotFound) spdlog::debug("http TLS failed error=\"{}\"", st.message());
+      if (records.empty()) {
+        close_conn(c);
+      } else {
+        send(c, std::move(records), true);
+      }
+      return;
+    }
+    if (!records.empty()) send(c, std::move(records), false);
+    if (plain.empty()) return;
+    bytes = plain;
+  }
+  const auto state = c->parser.feed(bytes);
   if (state == HttpRequestParser::State::kNeedMore) return;
   uv_read_stop(reinterpret_cast<uv_stream_t*>(&c->tcp));
   if (state == HttpRequestParser::State::kError) {
@@ -198,14 +231,39 @@ void HttpServer::respond(Conn* c, const HttpResponse& response, bool head_only) 
   // From here the timer bounds the write: a client must take its response
   // within request_timeout too (the timer's callback closes it then).
   uv_timer_again(&c->timer);
-  c->out = serialize_response(response, head_only);
-  uv_buf_t b = uv_buf_init(c->out.data(), static_cast<unsigned int>(c->out.size()));
-  c->write_req.data = c;
-  const int rc = uv_write(&c->write_req, reinterpret_cast<uv_stream_t*>(&c->tcp), &b, 1, [](uv_write_t* w, int) {
-    auto* conn = static_cast<Conn*>(w->data);
-    conn->server->close_conn(conn);
+  std::string out = serialize_response(response, head_only);
+  if (c->tls) {
+    if (!c->tls->handshake_done() || !c->tls->encrypt(out)) {
+      close_conn(c);  // e.g. the request timed out during the handshake
+      return;
+    }
+    out.clear();
+    c->tls->drain(out);
+  }
+  send(c, std::move(out), true);
+}
+
+void HttpServer::send(Conn* c, std::string bytes, bool close_after) {
+  if (c->closing) return;
+  auto* w = new Write();
+  w->conn = c;
+  w->bytes = std::move(bytes);
+  w->close_after = close_after;
+  w->req.data = w;
+  uv_buf_t b = uv_buf_init(w->bytes.data(), static_cast<unsigned int>(w->bytes.size()));
+  // A write's callback runs before the handle's close callback (a cancelled
+  // write gets UV_ECANCELED), so `conn` is alive in it.
+  const int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&c->tcp), &b, 1, [](uv_write_t* req, int status) {
+    auto* write = static_cast<Write*>(req->data);
+    Conn* conn = write->conn;
+    const bool close = write->close_after || status < 0;
+    delete write;
+    if (close) conn->server->close_conn(conn);
   });
-  if (rc != 0) close_conn(c);
+  if (rc != 0) {
+    delete w;
+    close_conn(c);
+  }
 }
 
 void HttpServer::close_conn(Conn* c) {

@@ -1,6 +1,9 @@
 // server/http/http_server.h: the operations HTTP listener (--http-listen) on the
 // server's libuv loop: one request per connection (Connection: close), GET
-// and HEAD only, answered by a handler on the loop thread.
+// and HEAD only, answered by a handler on the loop thread. With a TLS context
+// (--http-tls) it speaks HTTPS through the RESP listener's TlsStream
+// (server/net/tls.h): the bytes read are decrypted before the parser, the
+// response encrypted before it is written.
 //
 // Limits: at most max_connections open at once (more are closed at once); a
 // request must arrive whole within request_timeout, and its response be
@@ -20,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -27,6 +31,7 @@
 
 #include "leasehold/status.h"
 #include "server/http/http_request.h"
+#include "server/net/tls.h"
 
 namespace leasehold::server {
 
@@ -50,6 +55,9 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
+  // HTTPS when set: each new connection gets the context it returns
+  // (server/net/tls.h; nullptr = plain); empty = plain HTTP.
+  std::function<std::shared_ptr<TlsContext>()> tls;
   std::uint16_t port = 7380;
   std::size_t max_connections = 64;
   std::chrono::milliseconds request_timeout{10'000};
@@ -72,9 +80,12 @@ class HttpServer {
 
  private:
   struct Conn;
+  struct Write;
   void on_connection(int status);
   void on_read(Conn* conn, ssize_t nread, const uv_buf_t* buf);
   void respond(Conn* conn, const HttpResponse& response, bool head_only);
+  // Writes `bytes` (closing the connection after them when `close_after`).
+  void send(Conn* conn, std::string bytes, bool close_after);
   void close_conn(Conn* conn);
 
   uv_loop_t* loop_;

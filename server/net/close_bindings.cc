@@ -32,7 +32,7 @@ void CloseBindings::bind(core::SessionId session, std::uint64_t conn) {
 
 void CloseBindings::keepalive(core::SessionId session) { cancel(session); }
 
-void CloseBindings::connection_closed(std::uint64_t conn, const GraceOf& grace_of) {
+void CloseBindings::connection_closed(std::uint64_t conn, bool by_peer, const GraceOf& grace_of) {
   const auto found = sessions_of_.find(conn);
   if (found == sessions_of_.end()) return;
   const std::vector<core::SessionId> sessions = std::move(found->second);
@@ -43,6 +43,7 @@ void CloseBindings::connection_closed(std::uint64_t conn, const GraceOf& grace_o
     const auto c = conn_of_.find(s);
     if (c == conn_of_.end() || c->second != conn) continue;  // re-bound elsewhere
     conn_of_.erase(c);
+    if (!by_peer) continue;
     const std::optional<std::uint32_t> grace = grace_of(s);
     if (!grace) continue;
     cancel(s);

@@ -6,8 +6,8 @@
 // ONCLOSE and by SESSION.KEEPALIVE id BIND, on the primary that answered.
 // A new primary has no bindings, so a failover never ends a session; the
 // client re-binds on its new connection. When a bound connection closes
-// (the peer's FIN or RST; silence is not a close), its sessions end after
-// their grace: `end` is called with each, once, when its grace passed, and
+// by the peer (its FIN or RST, a broken write, QUIT; silence is not a close),
+// its sessions end after their grace: `end` is called with each, once, when its grace passed, and
 // the server proposes ConnectionClosed through the log. A keepalive or a
 // re-bind during the grace cancels the pending end.
 //
@@ -50,9 +50,12 @@ class CloseBindings {
   void bind(core::SessionId session, std::uint64_t conn);
   // A keepalive of `session`: cancels its pending end, if any.
   void keepalive(core::SessionId session);
-  // Connection `conn` closed: every session still bound to it ends after
-  // grace_of(session) (skipped when nullopt).
-  void connection_closed(std::uint64_t conn, const GraceOf& grace_of);
+  // Connection `conn` closed. When the peer closed it (`by_peer`), every
+  // session still bound to it ends after grace_of(session) (skipped when
+  // nullopt). When this server closed it (idle timeout, output limit,
+  // protocol error, CLIENT KILL, shutdown), its sessions are only unbound:
+  // the client is alive, so only its TTL may end them.
+  void connection_closed(std::uint64_t conn, bool by_peer, const GraceOf& grace_of);
   // `session` ended (by any cause): forgets it.
   void session_ended(core::SessionId session);
 

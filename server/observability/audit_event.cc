@@ -25,6 +25,8 @@ std::string_view audit_kind_name(AuditKind kind) {
     case AuditKind::kRevoke: return "revoke";
     case AuditKind::kKill: return "kill";
     case AuditKind::kLockDelay: return "lock-delay";
+    case AuditKind::kLeaseEnded: return "lease-ended";
+    case AuditKind::kTransfer: return "transfer";
   }
   return "unknown";
 }
@@ -44,6 +46,9 @@ std::string_view audit_cause_text(AuditCause cause) {
     case AuditCause::kSessionKilled: return "session killed";
     case AuditCause::kRevoked: return "revoked";
     case AuditCause::kLockDelay: return "lock-delay after the holder's session ended";
+    case AuditCause::kLeaseEnded: return "lease ended";
+    case AuditCause::kTransferred: return "transferred to another session";
+    case AuditCause::kTransferredIn: return "received by transfer";
     case AuditCause::kConnectionClosed: return "closed";
   }
   return "unknown";
@@ -172,6 +177,9 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
               end_hold(AuditKind::kRelease, body.key, b->second, 0, AuditCause::kCompatDelete, now, out);
             }
           }
+        } else if constexpr (std::is_same_v<T, core::Transfer>) {
+          end_hold(AuditKind::kTransfer, body.lock, body.from, body.token, AuditCause::kTransferred, now, out);
+          grant(body.lock, body.to, reply.token, AuditCause::kTransferredIn, now, after, out);
         } else if constexpr (std::is_same_v<T, core::ConnectionClosed>) {
           AuditEvent e;  // ONCLOSE: ends like an expiry, reason "closed"
           e.kind = AuditKind::kExpiry;
@@ -185,6 +193,13 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
           e.session = body.session;
           e.cause = std::is_same_v<T, core::KillSession> ? AuditCause::kSessionKilled : AuditCause::kSessionExpired;
           e.reason = audit_cause_text(e.cause);
+          // The owner, from one of its holds (still recorded here: its
+          // locks' ends are derived from the effects below). A session that
+          // held nothing has no owner on record.
+          if (auto h = holds_.lower_bound(KeyView{body.session, {}});
+              h != holds_.end() && h->first.first == body.session) {
+            e.owner = h->second.owner;
+          }
           out.push_back(std::move(e));
         }
       },
@@ -193,6 +208,7 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
   std::set<std::string> delayed;
   for (const core::Effect& effect : result.effects) {
     if (const auto* g = std::get_if<core::Granted>(&effect)) {
+      if (std::holds_alternative<core::Transfer>(command.body)) continue;  // recorded from the command, above
       grant(g->lock, g->session, g->token, AuditCause::kGrantedFromQueue, now, after, out);
     } else if (const auto* l = std::get_if<core::LockLost>(&effect)) {
       switch (l->reason) {
@@ -213,9 +229,14 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
           break;
         case core::LossReason::kReleasedByOther:
           break;  // recorded from the Release command itself, above
+        case core::LossReason::kLeaseEnded:
+          end_hold(AuditKind::kLeaseEnded, l->lock, l->session, l->token, AuditCause::kLeaseEnded, now, out);
+          break;
+        case core::LossReason::kTransferred:
+          break;  // recorded from the Transfer command itself, above
       }
       if (l->reason == core::LossReason::kExpired || l->reason == core::LossReason::kKilled ||
-          l->reason == core::LossReason::kClosed) {
+          l->reason == core::LossReason::kLeaseEnded || l->reason == core::LossReason::kClosed) {
         auto info = after.lock(l->lock);
         if (info && info->delay_until > now && delayed.insert(l->lock).second) {
           AuditEvent e;

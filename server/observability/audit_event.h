@@ -31,10 +31,13 @@ enum class AuditKind : std::uint8_t {
   kRevoke = 3,     // LOCK.REVOKE took a hold
   kKill = 4,       // SESSION.KILL took a hold (lock set), or the session itself (lock empty)
   kLockDelay = 5,  // a lock-delay began; delay_ms is its length
+  kLeaseEnded = 6, // a hold's lease (LOCK.ACQUIRE LEASE, max hold) ended it
+  kTransfer = 7,   // LOCK.TRANSFER moved a hold: the old holder's end (the new one's is a grant)
 };
-inline constexpr std::uint8_t kAuditKindMax = 5;
+inline constexpr std::uint8_t kAuditKindMax = 7;
 
-// "grant", "release", "expiry", "revoke", "kill", "lock-delay".
+// "grant", "release", "expiry", "revoke", "kill", "lock-delay", "lease-ended",
+// "transfer".
 std::string_view audit_kind_name(AuditKind kind);
 
 // Why an event happened: the metrics' labels switch on it, and its text is
@@ -54,9 +57,12 @@ enum class AuditCause : std::uint8_t {
   kSessionKilled,     // kill
   kRevoked,           // revoke
   kLockDelay,         // lock-delay
+  kLeaseEnded,        // lease-ended
+  kTransferred,       // transfer: the hold moved to another session
+  kTransferredIn,     // grant: received through LOCK.TRANSFER
   kConnectionClosed,  // expiry: the connection bound by SESSION.OPEN ONCLOSE closed ("closed")
 };
-inline constexpr std::uint8_t kAuditCauseMax = 13;  // kConnectionClosed: the last one
+inline constexpr std::uint8_t kAuditCauseMax = 16;  // kConnectionClosed: the last one
 static_assert(static_cast<std::uint8_t>(AuditCause::kConnectionClosed) == kAuditCauseMax);
 
 // The reason text of a cause ("acquired", "granted from the queue", ...).

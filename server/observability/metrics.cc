@@ -198,6 +198,9 @@ prometheus::Counter* Metrics::releases_by_cause(AuditCause cause) const {
     case AuditCause::kSessionKilled:
     case AuditCause::kRevoked:
     case AuditCause::kLockDelay:
+    case AuditCause::kLeaseEnded:
+    case AuditCause::kTransferred:
+    case AuditCause::kTransferredIn:
     case AuditCause::kConnectionClosed: break;
   }
   // EventDeriver gives a release only the five causes above.
@@ -220,6 +223,8 @@ void Metrics::record(const AuditEvent& e) {
     case AuditKind::kRevoke: revokes_revoked_->Increment(); break;
     case AuditKind::kKill: (e.lock.empty() ? kills_session_ : kills_lock_)->Increment(); break;
     case AuditKind::kLockDelay: lock_delays_->Increment(); return;
+    case AuditKind::kLeaseEnded:
+    case AuditKind::kTransfer: break;  // no counter of their own: the hold histogram below
   }
   if (e.hold_ms >= 0 && !e.lock.empty()) hold_->Observe(static_cast<double>(e.hold_ms) / 1000.0);
 }

@@ -53,6 +53,7 @@ void Observability::note_requester(const std::string& key, std::string who) {
 }
 
 void Observability::on_applied(log::LogIndex index, const core::Command& command, const core::ApplyResult& result) {
+  applied_window_.add(std::chrono::steady_clock::now(), static_cast<double>(index));
   std::vector<AuditEvent>& events = events_;
   deriver_.derive_into(command, result, server_.node().state(), events);
   if (events.empty()) return;

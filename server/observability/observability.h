@@ -67,6 +67,12 @@ class Observability {
   }
   // The gauges' view of the node and state now.
   MetricsView view() const;
+  // The highest log index applied in each of the last `seconds` complete
+  // seconds (max), oldest first; count 0 for a second with nothing applied
+  // (the dashboard's applied-index chart).
+  std::vector<SecondWindow::Bucket> applied_index_window(std::size_t seconds) const {
+    return applied_window_.last(std::chrono::steady_clock::now(), seconds);
+  }
 
  private:
   void on_applied(log::LogIndex index, const core::Command& command, const core::ApplyResult& result);
@@ -78,6 +84,7 @@ class Observability {
   std::unique_ptr<HistoryStore> history_;
   std::map<std::string, std::string> requesters_;
   core::Token last_token_ = 0;  // highest token granted (locks leave the state when free)
+  SecondWindow applied_window_;  // applied indexes per second
 };
 
 }  // namespace leasehold::server

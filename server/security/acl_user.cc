@@ -16,13 +16,14 @@ std::string acl_category_name(AclCategory category) {
     case kAclLock: return "lock";
     case kAclFence: return "fence";
     case kAclAdmin: return "admin";
+    case kAclMonitor: return "monitor";
   }
   return "unknown";
 }
 
 namespace {
 
-constexpr std::uint32_t kAllCategories = kAclRead | kAclLock | kAclFence | kAclAdmin;
+constexpr std::uint32_t kAllCategories = kAclRead | kAclLock | kAclFence | kAclAdmin | kAclMonitor;
 
 Status bad(std::string_view source, std::size_t line, const std::string& what) {
   return Status(ErrorCode::kInvalidArgument, fmt::format("{}:{}: {}", source, line, what));
@@ -62,6 +63,7 @@ std::uint32_t category_bits(std::string_view name) {
   if (name == "lock") return kAclLock;
   if (name == "fence") return kAclFence;
   if (name == "admin") return kAclAdmin;
+  if (name == "monitor") return kAclMonitor;
   return 0;
 }
 
@@ -89,6 +91,12 @@ std::string apply_rule(AclUser& u, std::string_view rule) {
   } else if (rule == "resetpass") {
     u.nopass = false;
     u.passwords.clear();
+  } else if (rule == "resettokens") {
+    u.tokens.clear();
+  } else if (rule.rfind("token#", 0) == 0) {
+    PasswordHash h{};
+    if (!parse_hash(rule.substr(6), h)) return "a bearer token is 'token#' and 64 hex digits (SHA-256 of the token)";
+    u.tokens.push_back(h);
   } else if (rule == "allkeys") {
     u.key_patterns.assign(1, "*");
   } else if (rule == "resetkeys") {
@@ -112,7 +120,7 @@ std::string apply_rule(AclUser& u, std::string_view rule) {
   } else if (rule.size() > 2 && (rule[0] == '+' || rule[0] == '-') && rule[1] == '@') {
     const std::uint32_t bits = category_bits(rule.substr(2));
     if (bits == 0) {
-      return fmt::format("unknown category '{}' (read, lock, fence, admin, all)", rule.substr(2, 32));
+      return fmt::format("unknown category '{}' (read, lock, fence, admin, monitor, all)", rule.substr(2, 32));
     }
     if (rule[0] == '+') {
       u.categories |= bits;
@@ -163,10 +171,19 @@ bool AclUser::password_ok(std::string_view password) const {
   return nopass || match;
 }
 
+bool AclUser::token_ok(const PasswordHash& token_hash) const {
+  bool match = false;
+  for (const PasswordHash& h : tokens) {
+    match |= CRYPTO_memcmp(h.data(), token_hash.data(), token_hash.size()) == 0;
+  }
+  return match;
+}
+
 std::string AclUser::describe() const {
   std::string out = fmt::format("user {} {}", name, enabled ? "on" : "off");
   if (nopass) out += " nopass";
   for (const PasswordHash& h : passwords) out += " #" + hash_hex(h);
+  for (const PasswordHash& h : tokens) out += " token#" + hash_hex(h);
   for (const std::string& p : key_patterns) out += " ~" + p;
   if (key_patterns.empty()) out += " resetkeys";
   if ((categories & kAllCategories) == kAllCategories) {
@@ -174,7 +191,7 @@ std::string AclUser::describe() const {
   } else if (categories == 0) {
     out += " -@all";
   } else {
-    for (AclCategory c : {kAclRead, kAclLock, kAclFence, kAclAdmin}) {
+    for (AclCategory c : {kAclRead, kAclLock, kAclFence, kAclAdmin, kAclMonitor}) {
       if (categories & c) out += " +@" + acl_category_name(c);
     }
   }

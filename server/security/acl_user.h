@@ -9,9 +9,12 @@
 //   #<64 hex digits>      a password, as the SHA-256 of its bytes (several allowed)
 //   nopass                any password (or none) authenticates this user
 //   resetpass             forget the passwords and nopass
+//   token#<64 hex digits> an HTTP bearer token, as the SHA-256 of its bytes
+//                         (several allowed; docs/operations.md, HTTP access)
+//   resettokens           forget the bearer tokens
 //   ~<glob>               a lock-name / key pattern (fnmatch: * ? [..]); ~* = all
 //   allkeys | resetkeys   same as ~* | forget the patterns
-//   +@<cat> | -@<cat>     grant / take a category: read lock fence admin, or all
+//   +@<cat> | -@<cat>     grant / take a category: read lock fence admin monitor, or all
 //   allcommands | nocommands   same as +@all | -@all
 // A plaintext password (">secret") is refused: the file stores hashes only.
 // Names: 1..128 of [A-Za-z0-9_.@-].
@@ -42,6 +45,7 @@ struct AclUser {
   bool enabled = false;
   bool nopass = false;
   std::vector<PasswordHash> passwords;
+  std::vector<PasswordHash> tokens;  // HTTP bearer tokens (SHA-256)
   std::vector<std::string> key_patterns;
   std::uint32_t categories = 0;  // AclCategory bits (kAclConnection is implied)
 
@@ -54,7 +58,11 @@ struct AclUser {
   bool key_allowed(std::string_view key) const;
   // Compares against every stored hash with CRYPTO_memcmp (no early exit).
   bool password_ok(std::string_view password) const;
-  // The ACL LIST line: "user alice on #<hex> ~locks/* +@lock +@read".
+  // True when `token_hash` is one of the user's bearer tokens; compares
+  // against every stored hash with CRYPTO_memcmp (no early exit).
+  bool token_ok(const PasswordHash& token_hash) const;
+  // The ACL LIST line: "user alice on #<hex> ~locks/* +@lock +@read"
+  // (bearer tokens as "token#<hex>").
   std::string describe() const;
 };
 

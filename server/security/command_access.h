@@ -27,6 +27,9 @@ enum AclCategory : std::uint32_t {
   kAclLock = 1u << 2,   // sessions, acquire, release, keepalive, watch
   kAclFence = 1u << 3,  // FENCE.PUT / FENCE.GET, the compat keys (SET, GET, DEL, ...)
   kAclAdmin = 1u << 4,  // SESSION.KILL / LIST, LOCK.REVOKE / CANCEL / LIST, ACL LIST / LOAD, INFO details
+  // The operations HTTP listener's views: /metrics, /api/*, the dashboard
+  // (server/http/http_routes.h). No RESP command is in it.
+  kAclMonitor = 1u << 5,
 };
 
 // The ACL category's name ("read", "lock", ...; acl_user.cc).

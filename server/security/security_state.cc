@@ -11,10 +11,28 @@ Status SecurityState::load() {
   if (!users) return users.status();
   acl_ = std::move(users).value();
   if (Status st = check_protected_mode(); !st) return st;
+  if (Status st = check_http_protected_mode(); !st) return st;
   return load_tls();
 }
 
+namespace {
+
+// The HTTP listener's TLS options: the RESP listener's certificate and key;
+// clients authenticate by Basic or a bearer token, not by certificate.
+TlsOptions http_tls_options(const TlsOptions& resp) {
+  TlsOptions o = resp;
+  o.auth_clients = TlsClientAuth::kNo;
+  return o;
+}
+
+}  // namespace
+
 Status SecurityState::load_tls() {
+  if (config_.http_tls) {
+    auto ctx = TlsContext::load(http_tls_options(config_.tls));
+    if (!ctx) return Status(ErrorCode::kInvalidArgument, "--http-tls: " + ctx.status().message());
+    http_tls_ctx_ = std::move(ctx).value();
+  }
   if (config_.tls.listen.empty()) return Status::ok();
   if (Status st = parse_listen(config_.tls.listen, tls_host_, tls_port_); !st) return st;
   auto ctx = TlsContext::load(config_.tls);
@@ -56,6 +74,28 @@ Status SecurityState::check_protected_mode() const {
                             open_host));
 }
 
+Status SecurityState::check_http_protected_mode() const {
+  if (config_.http_listen.empty()) return Status::ok();
+  std::string host;
+  std::uint16_t port = 0;
+  if (!parse_listen(config_.http_listen, host, port).is_ok() || is_loopback_host(host)) return Status::ok();
+  if (config_.http_auth == HttpAuth::kNone) {
+    spdlog::warn("HTTP WITHOUT AUTHENTICATION: --http-auth none on {} (not a loopback address): anyone who "
+                 "reaches the port reads every lock name, owner and session id (/api, /metrics, the "
+                 "dashboard). Drop --http-auth none to require a user with +@monitor",
+                 config_.http_listen);
+    return Status::ok();
+  }
+  if (acl_.auth_required()) return Status::ok();
+  return Status(ErrorCode::kInvalidArgument,
+                fmt::format("protected mode: refusing to listen for HTTP on {} (not a loopback address) while "
+                            "the default user needs no password; anyone who reaches the port could read every "
+                            "lock name, owner and session id. Give the default user a password "
+                            "(--requirepass-file) or declare users (--users-file), or listen on 127.0.0.1, "
+                            "or, on a network you trust, pass --http-auth none",
+                            host));
+}
+
 Status SecurityState::reload_users() {
   auto users = load_acl(AclFiles{config_.users_file, config_.requirepass_file});
   if (!users) {
@@ -68,6 +108,16 @@ Status SecurityState::reload_users() {
 }
 
 void SecurityState::reload_tls() {
+  if (http_tls_ctx_) {
+    auto ctx = TlsContext::load(http_tls_options(config_.tls));
+    if (!ctx) {
+      spdlog::error("HTTP TLS reload failed, keeping the current certificates error=\"{}\"",
+                    ctx.status().message());
+    } else {
+      http_tls_ctx_ = std::move(ctx).value();
+      spdlog::info("HTTP TLS certificates reloaded");
+    }
+  }
   if (!tls_ctx_) return;
   auto ctx = TlsContext::load(config_.tls);
   if (!ctx) {

@@ -35,9 +35,11 @@ class SecurityState {
   SecurityState(const SecurityState&) = delete;
   SecurityState& operator=(const SecurityState&) = delete;
 
-  // Loads the users, checks protected mode, parses --tls-listen and loads
-  // the certificates (no TLS: nothing). Errors: load_acl()'s,
-  // kInvalidArgument (protected mode, a bad --tls-listen), TlsContext::load()'s.
+  // Loads the users, checks protected mode (the RESP listeners, and the HTTP
+  // listener unless --http-auth none, which is warned about instead), parses
+  // --tls-listen and loads the certificates (no TLS: nothing; --http-tls: a
+  // second context for HTTP). Errors: load_acl()'s, kInvalidArgument
+  // (protected mode, a bad --tls-listen), TlsContext::load()'s.
   Status load();
   // Re-reads the users and password files; on error keeps the current users.
   Status reload_users();
@@ -62,9 +64,13 @@ class SecurityState {
   const std::string& tls_host() const { return tls_host_; }
   std::uint16_t tls_port() const { return tls_port_; }
   const std::shared_ptr<TlsContext>& tls_context() const { return tls_ctx_; }
+  // The HTTP listener's context (--http-tls: the same certificate and key,
+  // no client certificates); nullptr without --http-tls.
+  const std::shared_ptr<TlsContext>& http_tls_context() const { return http_tls_ctx_; }
 
  private:
   Status check_protected_mode() const;
+  Status check_http_protected_mode() const;
   Status load_tls();
 
   const ServerConfig& config_;
@@ -72,6 +78,7 @@ class SecurityState {
   std::string tls_host_;
   std::uint16_t tls_port_ = 0;
   std::shared_ptr<TlsContext> tls_ctx_;  // new connections' context (replaced on SIGHUP)
+  std::shared_ptr<TlsContext> http_tls_ctx_;  // the same for the HTTP listener (--http-tls)
 };
 
 }  // namespace leasehold::server

@@ -68,6 +68,9 @@ class ServerServices : public ObservedServer {
 
   // --- security ---
   virtual const AclUsers& acl() const = 0;
+  // The HTTP listener's TLS context (--http-tls; replaced on SIGHUP); nullptr
+  // without --http-tls.
+  virtual std::shared_ptr<TlsContext> http_tls_context() const = 0;
   virtual const AclUser* user_of(Connection& conn) = 0;
   virtual Status reload_acl() = 0;
   virtual std::string primary_for(const std::string& primary, bool tls) const = 0;

@@ -138,6 +138,52 @@ TEST_F(CliStopTest, AReleaseByAnotherConnectionStopsTheHolder) {
   EXPECT_TRUE(wait_for_text(marker, "second", 1s));
 }
 
+// --max-hold: the lock is taken with LEASE; at the end of the hold CMD's
+// group is stopped (SIGTERM first) and the CLI exits 79 with a clear message.
+TEST_F(CliStopTest, MaxHoldStopsTheCommandAtTheEndOfTheHold) {
+  const std::string marker = dir_.file("hold.marker");
+  const std::string body = "trap 'echo term >> " + marker + "; exit 0' TERM; echo started >> " + marker +
+                           "; while true; do sleep 0.05; done";
+  Subprocess a = spawn("held", {"lock", "--ttl", "20s", "--max-hold", "700ms", "hold", "--", "sh", "-c", body});
+  ASSERT_TRUE(wait_for_text(marker, "started"));
+  EXPECT_EQ(a.wait(20s), 79) << read_file(dir_.file("held.err"));
+  EXPECT_TRUE(wait_for_text(marker, "term", 1s));
+  const std::string err = read_file(dir_.file("held.err"));
+  EXPECT_NE(err.find("the max hold (700ms) of lock 'hold' ended"), std::string::npos) << err;
+  CliRun bad = run("bad-hold", {"lock", "--max-hold", "0", "x", "--", "true"});
+  EXPECT_EQ(bad.code, 64) << bad.err;
+  EXPECT_NE(bad.err.find("--max-hold"), std::string::npos) << bad.err;
+}
+
+// `leasehold transfer NAME --to SESSION` looks the holder up, moves the lock
+// (a higher token) and the old holder's `leasehold lock` stops its command.
+TEST_F(CliStopTest, TransferMovesTheLockAndStopsTheOldHolder) {
+  const std::string marker = dir_.file("moved.marker");
+  const std::string body = "trap 'echo term >> " + marker + "; exit 0' TERM; echo started >> " + marker +
+                           "; while true; do sleep 0.05; done";
+  Subprocess a = spawn("old", {"lock", "--ttl", "20s", "moved", "--", "sh", "-c", body});
+  ASSERT_TRUE(wait_for_text(marker, "started"));
+  const std::string old_token = holder_field("moved", "token");
+  ASSERT_FALSE(old_token.empty());
+  auto raw = RespClient::connect(server_.port());
+  ASSERT_TRUE(raw.is_ok());
+  const resp::Value target = raw->call({"SESSION.OPEN", "30000"});
+  ASSERT_EQ(target.type, resp::Type::kInteger);
+  const std::string to = std::to_string(target.integer);
+  CliRun dead = run("transfer-dead", {"transfer", "moved", "--to", "99999999"});
+  EXPECT_EQ(dead.code, 1) << dead.err;
+  CliRun moved = run("transfer", {"transfer", "moved", "--to", to});
+  ASSERT_EQ(moved.code, 0) << moved.err;
+  EXPECT_NE(moved.out.find("to session " + to), std::string::npos) << moved.out;
+  EXPECT_EQ(holder_session("moved"), to);
+  // The new token, from the CLI's line ("... to session S, token N").
+  const auto at = moved.out.rfind("token ");
+  ASSERT_NE(at, std::string::npos) << moved.out;
+  EXPECT_GT(std::stoull(moved.out.substr(at + 6)), std::stoull(old_token)) << moved.out;
+  EXPECT_EQ(a.wait(10s), 76) << read_file(dir_.file("old.err"));
+  EXPECT_NE(read_file(dir_.file("old.err")).find("transferred"), std::string::npos) << read_file(dir_.file("old.err"));
+}
+
 // Interactive use: on a terminal (a pty from `script`), CMD's group becomes
 // the foreground group, so CMD can read the terminal (a background group
 // reading it would be stopped by SIGTTIN and hang).

@@ -116,7 +116,8 @@ TEST_F(CliUsability, JsonKeepsBinaryLockNamesAsBase64) {
   holder.kill9();
 }
 
-// Not a terminal: no progress line, and the one timeout line names the holder.
+// Not a terminal: no progress line before the first 5 s (the period of the
+// log lines, cli_exit_codes_test.cc), and the one timeout line names the holder.
 TEST_F(CliUsability, TimeoutNamesTheHolderAndIsQuietWithoutATerminal) {
   Subprocess holder = hold("holder", "busy");
   const std::string session = holder_session("busy");

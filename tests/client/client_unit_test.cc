@@ -76,6 +76,11 @@ TEST(Duration, AcceptsUnitsAndWholeMillisecondFractionsRejectsTheRest) {
     EXPECT_NE(d.status().message().find("examples: 500ms, 1.5s"), std::string::npos) << d.status().message();
   }
   EXPECT_NE(cli::parse_duration("-5s").status().message().find("negative"), std::string::npos);
+  // The longest duration still fits a steady_clock deadline in nanoseconds.
+  EXPECT_EQ(*cli::parse_duration("2562047h"), Millis(9'223'369'200'000));
+  EXPECT_FALSE(cli::parse_duration("2562048h").is_ok());
+  EXPECT_NE(cli::parse_duration("9999999999h").status().message().find("over the longest duration"),
+            std::string::npos);
   EXPECT_NE(cli::parse_duration("0.5ms").status().message().find("whole number of milliseconds"),
             std::string::npos);
 }

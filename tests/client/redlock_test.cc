@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "leasehold/redlock.h"
-#include "tests/bench/private_server.h"
+#include "testkit/private_server.h"
 #include "testkit/server_process.h"
 
 namespace leasehold::testing {

@@ -417,5 +417,45 @@ TEST_F(SessionTest, SafeDeadlineKeepsTheDriftBoundFromTheLease) {
   EXPECT_LE(t->safe_deadline(), after2 + 10'000ms);
 }
 
+// LockOptions::lease bounds the guard's safe deadline (send time + lease -
+// drift); the server ends the grant later (lost push: the guard stays lost,
+// the session lives); extend() moves the deadline; transfer() hands the
+// grant on with a higher token and leaves the guard empty.
+TEST_F(SessionTest, LeaseExtendAndTransfer) {
+  CLIENT();
+  auto s = open(30s);
+  auto other = open(30s);
+  LockOptions lo;
+  lo.lease = 600ms;
+  const auto before = Clock::now();
+  auto g = LockGuard::try_acquire(*s, "leased", lo);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  const auto drift = 6ms + 2ms;  // 1% of the lease + drift_fixed
+  EXPECT_GE(g->safe_deadline(), before + lo.lease - drift);
+  EXPECT_LE(g->safe_deadline(), Clock::now() + lo.lease - drift);
+  EXPECT_LT(g->safe_deadline(), s->safe_deadline());
+  ASSERT_TRUE(g->extend(20s).is_ok());
+  EXPECT_GT(g->safe_deadline(), before + 10s);
+  EXPECT_EQ(client_->extend("leased", s->id(), g->token() + 1, 1s).code(), ErrorCode::kStaleToken);
+  ASSERT_TRUE(g->extend(300ms).is_ok());
+  ASSERT_TRUE(eventually([&] { return !g->valid(); }, 10s));
+  EXPECT_TRUE(g->lease_over());
+  ASSERT_TRUE(eventually([&] { return g->status().code() == ErrorCode::kNotHolder; }, 10s))
+      << g->status().to_string();  // the server's lease-ended push
+  EXPECT_FALSE(s->lost());
+
+  auto h = LockGuard::try_acquire(*s, "moved");
+  ASSERT_TRUE(h.is_ok());
+  const std::uint64_t old = h->token();
+  EXPECT_EQ(h->transfer(99'999'999).status().code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(h->valid());
+  auto moved = h->transfer(other->id());
+  ASSERT_TRUE(moved.is_ok()) << moved.status().to_string();
+  EXPECT_GT(*moved, old);
+  EXPECT_FALSE(h->valid());
+  EXPECT_EQ(client_->fence_put("moved-key", "v", "moved", old).status().code(), ErrorCode::kStaleToken);
+  EXPECT_TRUE(client_->fence_put("moved-key", "v", "moved", *moved).is_ok());
+}
+
 }  // namespace
 }  // namespace leasehold::client

@@ -93,7 +93,7 @@ TEST(ClusterCatchUpTest, FrozenStandbyBehindCompactionsRecoversByItselfAndCanTak
   const auto write_start = SteadyClock::now();
   for (int i = 0; i < 400; ++i) {
     const std::string key = "big" + std::to_string(i % 7);
-    auto set = conn->call({"SET", key, big});
+    auto set = conn->call({"SET", key, big, "PX", "600000"});
     ASSERT_EQ(set.str, "OK") << set.debug_string();
     if (i % 50 == 0) {
       const std::int64_t token = acquire("during" + std::to_string(i / 50));

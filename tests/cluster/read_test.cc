@@ -78,7 +78,7 @@ TEST(ClusterReadTest, PrimaryReadsSeeEveryAcknowledgedWriteAndShareBarriers) {
     ASSERT_FALSE(info.is_error()) << info.str;
     EXPECT_EQ(info_int(info, "last_token"), tok.integer) << "read missed an acknowledged grant";
     ASSERT_FALSE(conn->call({"LOCK.RELEASE", name, sid, std::to_string(tok.integer)}).is_error());
-    ASSERT_FALSE(conn->call({"SET", "k", std::to_string(i)}).is_error());
+    ASSERT_FALSE(conn->call({"SET", "k", std::to_string(i), "PX", "60000"}).is_error());
     EXPECT_EQ(reader->call({"GET", "k"}).str, std::to_string(i));
   }
 
@@ -155,7 +155,7 @@ TEST(ClusterReadTest, StandbyRedirectsReadsUnlessReadonly) {
   EXPECT_EQ(info_int(info, "last_token"), tok.integer) << "the standby never caught up";
   EXPECT_FALSE(standby->call({"SESSION.LIST"}).is_error());
   // Writes still redirect with READONLY on.
-  EXPECT_EQ(standby->call({"SET", "k", "v"}).str, redirect);
+  EXPECT_EQ(standby->call({"SET", "k", "v", "PX", "1000"}).str, redirect);
   EXPECT_EQ(standby->call({"SESSION.OPEN", "1000"}).str, redirect);
   // READWRITE: back to redirects. READONLY is per connection.
   ASSERT_EQ(standby->call({"READWRITE"}).str, "OK");

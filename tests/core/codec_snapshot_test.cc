@@ -32,6 +32,12 @@ std::vector<Command> sample_commands() {
   add(CompatSet{"k", "v", 100, CompatCondition::kIfAbsent, true});
   add(CompatDelete{"k", std::nullopt});
   add(CompatDelete{"k", std::string("")});
+  Acquire leased = acq("L", 5);
+  leased.lease_ms = 1;
+  add(leased, 3, 5, 9);
+  add(EndLease{"L", 5, 77});
+  add(ExtendLease{"L", 5, 77, 2'147'483'647}, 4, 5, 10);
+  add(Transfer{"L", 5, 77, 6}, 5, 5, 11);
   return out;
 }
 

@@ -1,6 +1,6 @@
 // The small containers that keep a session's records small (ten million
 // sessions under 1.5 GB): common/node_pool.h, core/session_labels.h,
-// server/speaker_ids.h, and IncrementalMap's nodes coming from its pool
+// server/services/speaker_ids.h, and IncrementalMap's nodes coming from its pool
 // (values that own memory are destroyed exactly once: the ASan build's leak
 // check sees the rest).
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include "common/incremental_map.h"
 #include "common/node_pool.h"
 #include "core/session_labels.h"
-#include "server/speaker_ids.h"
+#include "server/services/speaker_ids.h"
 
 namespace leasehold {
 namespace {

@@ -38,7 +38,7 @@ TEST(CoreIdempotence, QueuedRetryNeverEnqueuesTwiceAndBecomesTheGrant) {
 }
 
 // The server releases the grant of a client that left before reading it
-// (Server::abandon_wait); that client's retry with the same seq on a new
+// (WaitsAndPushes::abandon_wait); that client's retry with the same seq on a new
 // connection must not be told it holds the lock, which by then is the next
 // waiter's (found by the torture suite: two holders of x0).
 TEST(CoreIdempotence, ARetryIsNotToldItHoldsAGrantThatWasReleased) {

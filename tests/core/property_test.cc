@@ -5,9 +5,13 @@
 // LEASEHOLD_SEED=<seed> (printed on failure).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include <map>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/command_codec.h"
@@ -27,10 +31,13 @@ constexpr int kFullCheckEvery = 1;
 constexpr int kRestoreEvery = 1'000;
 
 std::string describe(const Command& c) {
-  static const char* const kNames[] = {"OpenSession", "CloseSession", "ExpireSession", "KillSession",
-                                       "SetSessionTtl", "Acquire", "Release", "CancelWait",
-                                       "TimeoutWait", "Revoke", "Tick", "FencePut", "CompatSet",
-                                       "CompatDelete", "Reopen", "ConnectionClosed"};
+  static constexpr const char* kNames[] = {"OpenSession", "CloseSession", "ExpireSession", "KillSession",
+                                           "SetSessionTtl", "Acquire", "Release", "CancelWait",
+                                           "TimeoutWait", "Revoke", "Tick", "FencePut", "CompatSet",
+                                           "CompatDelete", "Reopen", "EndLease", "ExtendLease", "Transfer",
+                                           "ConnectionClosed"};
+  // One name per alternative of the command variant, in its order.
+  static_assert(std::size(kNames) == std::variant_size_v<leasehold::core::CommandBody>);
   return std::string(kNames[c.body.index()]) + " now=" + std::to_string(c.now) +
          " session=" + std::to_string(c.session) + " seq=" + std::to_string(c.seq);
 }
@@ -78,8 +85,29 @@ void check_lock_shapes(const StateMachine& sm, const std::vector<LockInfo>& lock
 void check_fifo(const std::map<std::string, std::vector<SessionId>>& queues_before, const Command& c,
                 const ApplyResult& r, const StateMachine& sm) {
   std::map<std::string, std::vector<SessionId>> granted;
+  const auto* transfer = std::get_if<Transfer>(&c.body);
   for (const Effect& e : r.effects) {
-    if (const auto* g = std::get_if<Granted>(&e)) granted[g->lock].push_back(g->session);
+    const auto* g = std::get_if<Granted>(&e);
+    if (g == nullptr) continue;
+    // A transfer's grant goes to a session that was not queued (checked below).
+    if (transfer != nullptr && g->lock == transfer->lock && g->session == transfer->to) continue;
+    granted[g->lock].push_back(g->session);
+  }
+  if (transfer != nullptr && !r.reply.is_error() && r.reply.token != 0) {
+    // The waiters keep their places: the queue is what it was, less those a
+    // lock-delay ending in this same command granted.
+    const auto& woke = granted[transfer->lock];
+    std::vector<SessionId> want;
+    if (const auto it = queues_before.find(transfer->lock); it != queues_before.end()) {
+      for (SessionId id : it->second) {
+        if (std::find(woke.begin(), woke.end(), id) == woke.end()) want.push_back(id);
+      }
+    }
+    std::vector<SessionId> after;
+    if (auto info = sm.lock(transfer->lock)) {
+      for (const WaiterInfo& w : info->waiters) after.push_back(w.session);
+    }
+    ASSERT_EQ(after, want) << "a transfer moved the queue of " << transfer->lock;
   }
   for (const auto& [lock, sessions] : granted) {
     std::vector<SessionId> queue;
@@ -230,12 +258,19 @@ TEST_P(CoreProperty, RandomStreamsKeepInvariantsAndMatchReference) {
     }
     stats[r.reply.is_error() ? std::string(error_code_name(r.reply.error.code()))
                              : (r.reply.code == ReplyCode::kQueued ? "queued" : "ok")]++;
-    for (const Effect& e : r.effects) stats["effect" + std::to_string(e.index())]++;
+    for (const Effect& e : r.effects) {
+      stats["effect" + std::to_string(e.index())]++;
+      if (const auto* l = std::get_if<LockLost>(&e)) {
+        if (l->reason == LossReason::kLeaseEnded) stats["lease_ended"]++;
+        if (l->reason == LossReason::kTransferred) stats["transferred"]++;
+      }
+    }
   }
   // The stream must have exercised the interesting paths.
   for (const char* key : {"ok", "queued", "would_block", "conflict", "limit_exceeded", "stale_token",
                           "not_holder", "invalid_argument", "session_expired", "not_found",
-                          "effect0", "effect1", "effect2", "effect3", "effect6", "effect7"}) {
+                          "effect0", "effect1", "effect2", "effect3", "effect6", "effect7", "effect8",
+                          "lease_ended", "transferred"}) {
     EXPECT_GT(stats[key], 0U) << key;
   }
   for (const auto& [k, v] : stats) RecordProperty(k, static_cast<int>(v));

@@ -51,7 +51,7 @@ class RandomCommands {
     if (pick(20) == 0) now_ += 300;  // let delays and deadlines pass
     Command c;
     c.now = pick(100) == 0 ? now_ - std::min<LogMillis>(now_, 50) : now_;  // a late stamp
-    const std::uint64_t kind = pick(100);
+    const std::uint64_t kind = pick(110);
     if (kind < 8) {
       c.body = open_session();
     } else if (kind < 11) {
@@ -94,6 +94,8 @@ class RandomCommands {
       std::optional<std::string> if_value;
       if (pick(2) == 0) if_value = value();
       c.body = CompatDelete{compat_key(), if_value};
+    } else if (kind >= 100) {
+      lease_command(sm, kind - 100, c);
     } else if (kind < 97 && !history_.empty()) {
       c = history_[pick(history_.size())];  // a retry, stamped now
       c.now = now_;
@@ -185,7 +187,35 @@ class RandomCommands {
     if (a.wait && pick(3) == 0) a.wait_ms = pick(20) == 0 ? 600 : 50 + pick(400);
     if (!a.wait && pick(50) == 0) a.wait_ms = 10;
     if (pick(4) == 0) a.delay_ms = pick(20) == 0 ? 300 : 20 + pick(150);
+    if (pick(4) == 0) a.lease_ms = pick(25) == 0 ? kMaxSessionTtlMs + 1 : 30 + pick(400);
     return a;
+  }
+
+  // EndLease (as the primary proposes it, also early or for a gone grant),
+  // ExtendLease and Transfer, mostly aimed at a real holder.
+  void lease_command(const StateMachine& sm, std::uint64_t which, Command& c) {
+    const std::string lock = lock_name();
+    auto info = sm.lock(lock);
+    SessionId holder = session();
+    Token token = 1 + pick(sm.revision() + 1);
+    if (info && !info->holders.empty() && pick(6) != 0) {
+      const HolderInfo& h = info->holders[pick(info->holders.size())];
+      holder = h.session;
+      token = pick(8) == 0 ? h.token + 1 : h.token;
+    }
+    if (which < 4) {
+      c.body = EndLease{lock, holder, token};
+    } else if (which < 7) {
+      const std::uint64_t ms = pick(20) == 0 ? (pick(2) == 0 ? 0 : kMaxSessionTtlMs + 1) : 20 + pick(400);
+      c.body = ExtendLease{lock, holder, token, ms};
+      envelope(c, holder);
+    } else {
+      SessionId to = session();
+      if (info && !info->waiters.empty() && pick(5) == 0) to = info->waiters[pick(info->waiters.size())].session;
+      if (pick(20) == 0) to = holder;
+      c.body = Transfer{lock, holder, token, to};
+      envelope(c, holder);
+    }
   }
 
   Release release(const StateMachine& sm) {

@@ -77,6 +77,8 @@ class ReferenceModel {
     Token token = 0;
     std::uint64_t seq = 0;
     std::uint64_t delay_ms = 0;
+    std::uint64_t lease_ms = 0;   // a waiter's lease length (Acquire::lease_ms)
+    LogMillis lease_until = 0;    // a holder's lease end (0 = none)
   };
   struct RLock {
     bool sem = false;
@@ -98,6 +100,8 @@ class ReferenceModel {
     if (auto* x = std::get_if<CancelWait>(&b)) return x->session;
     if (auto* x = std::get_if<CloseSession>(&b)) return x->session;
     if (auto* x = std::get_if<SetSessionTtl>(&b)) return x->session;
+    if (auto* x = std::get_if<ExtendLease>(&b)) return x->session;
+    if (auto* x = std::get_if<Transfer>(&b)) return x->from;
     return 0;
   }
   Sess* find_session(SessionId id) {
@@ -145,8 +149,10 @@ class ReferenceModel {
       Member m = l.waiters.front();
       l.waiters.erase(l.waiters.begin());
       m.token = rev_;
+      m.lease_until = m.lease_ms == 0 ? 0 : now_ + m.lease_ms;
       l.holders.push_back(m);
       fx_->emplace_back(Granted{name, m.session, m.seq, rev_});
+      if (m.lease_until != 0) fx_->emplace_back(LeaseDeadline{name, m.session, rev_, m.lease_until});
       Reply r;
       r.token = rev_;
       set_cached(m.session, m.seq, r);
@@ -263,17 +269,25 @@ class ReferenceModel {
     if ((!sem && a.limit != 1) || (sem && a.limit == 0)) return fail(ErrorCode::kInvalidArgument);
     if (sem && a.limit > lim_.max_holders_per_lock) return fail(ErrorCode::kLimitExceeded);
     if (!a.wait && a.wait_ms != 0) return fail(ErrorCode::kInvalidArgument);
-    if (a.wait_ms > lim_.max_wait_ms || a.delay_ms > lim_.max_delay_ms) return fail(ErrorCode::kLimitExceeded);
-    const Member me{a.session, a.mode, rev_, seq_, a.delay_ms};
+    if (a.wait_ms > lim_.max_wait_ms || a.delay_ms > lim_.max_delay_ms || a.lease_ms > kMaxSessionTtlMs) {
+      return fail(ErrorCode::kLimitExceeded);
+    }
+    Member me{a.session, a.mode, rev_, seq_, a.delay_ms, a.lease_ms, 0};
     Reply granted;
     granted.token = rev_;
+    // A grant now starts its lease now.
+    const auto grant_now = [&](RLock& l) {
+      me.lease_until = a.lease_ms == 0 ? 0 : now_ + a.lease_ms;
+      l.holders.push_back(me);
+      if (me.lease_until != 0) fx_->emplace_back(LeaseDeadline{a.lock, a.session, rev_, me.lease_until});
+    };
     auto it = locks_.find(a.lock);
     if (it == locks_.end()) {
       if (locks_.size() >= lim_.max_locks || lim_.max_holders_per_lock == 0) return fail(ErrorCode::kLimitExceeded);
       RLock l;
       l.sem = sem;
       l.limit = a.limit;
-      l.holders.push_back(me);
+      grant_now(l);
       locks_[a.lock] = l;
       return granted;
     }
@@ -284,7 +298,7 @@ class ReferenceModel {
     }
     if (l.delay_until <= now_ && l.waiters.empty() && fits(l, a.mode)) {
       l.delay_until = 0;
-      l.holders.push_back(me);
+      grant_now(l);
       return granted;
     }
     if (!a.wait) return fail(ErrorCode::kWouldBlock);
@@ -349,6 +363,78 @@ class ReferenceModel {
     return Reply::ok();
   }
   Reply run(const Tick&) { return Reply::ok(); }
+  // The grant of (lock, session, token), or nullptr; `code` says why not,
+  // in the order the core checks (name, session, holder, token).
+  Member* held(const std::string& lock, SessionId session, Token token, ErrorCode& code) {
+    if (name_bad(lock, code)) return nullptr;
+    if (session == 0 || find_session(session) == nullptr) {
+      code = ErrorCode::kSessionExpired;
+      return nullptr;
+    }
+    auto it = locks_.find(lock);
+    const int h = it == locks_.end() ? -1 : index_of(it->second.holders, session);
+    if (h < 0) {
+      code = ErrorCode::kNotHolder;
+      return nullptr;
+    }
+    Member& m = it->second.holders[static_cast<std::size_t>(h)];
+    if (m.token != token) {
+      code = ErrorCode::kStaleToken;
+      return nullptr;
+    }
+    return &m;
+  }
+  Reply run(const EndLease& e) {
+    ErrorCode code{};
+    if (name_bad(e.lock, code)) return fail(code);
+    auto it = locks_.find(e.lock);
+    const int h = it == locks_.end() ? -1 : index_of(it->second.holders, e.session);
+    if (h < 0) return fail(ErrorCode::kNotFound);
+    RLock& l = it->second;
+    const Member m = l.holders[static_cast<std::size_t>(h)];
+    if (m.token != e.token || m.lease_until == 0 || m.lease_until > now_) return fail(ErrorCode::kNotFound);
+    fx_->emplace_back(LockLost{e.lock, e.session, m.token, LossReason::kLeaseEnded});
+    set_cached(m.session, m.seq, fail(ErrorCode::kWouldBlock));
+    l.holders.erase(l.holders.begin() + h);
+    if (m.delay_ms > 0) {
+      l.delay_until = std::max(l.delay_until, now_ + m.delay_ms);
+      fx_->emplace_back(WakeAt{l.delay_until});
+    }
+    grant(e.lock);
+    return Reply::ok();
+  }
+  Reply run(const ExtendLease& e) {
+    if (e.lease_ms == 0) return fail(ErrorCode::kInvalidArgument);
+    if (e.lease_ms > kMaxSessionTtlMs) return fail(ErrorCode::kLimitExceeded);
+    ErrorCode code{};
+    Member* m = held(e.lock, e.session, e.token, code);
+    if (m == nullptr) return fail(code);
+    if (m->lease_until == 0) return fail(ErrorCode::kConflict);
+    m->lease_until = now_ + e.lease_ms;
+    fx_->emplace_back(LeaseDeadline{e.lock, e.session, e.token, m->lease_until});
+    return Reply::ok();
+  }
+  Reply run(const Transfer& t) {
+    ErrorCode code{};
+    Member* m = held(t.lock, t.from, t.token, code);
+    if (m == nullptr) return fail(code);
+    RLock& l = locks_[t.lock];
+    if (l.compat || t.to == t.from) return fail(ErrorCode::kInvalidArgument);
+    Sess* to = t.to == 0 ? nullptr : find_session(t.to);
+    if (to == nullptr) return fail(ErrorCode::kNotFound);
+    if (to->compat) return fail(ErrorCode::kInvalidArgument);
+    if (index_of(l.holders, t.to) >= 0 || index_of(l.waiters, t.to) >= 0) return fail(ErrorCode::kConflict);
+    fx_->emplace_back(LockLost{t.lock, t.from, m->token, LossReason::kTransferred});
+    set_cached(m->session, m->seq, fail(ErrorCode::kWouldBlock));
+    m->session = t.to;
+    m->token = rev_;
+    m->seq = 0;
+    fx_->emplace_back(Granted{t.lock, t.to, 0, rev_});
+    if (m->lease_until != 0) fx_->emplace_back(LeaseDeadline{t.lock, t.to, rev_, m->lease_until});
+    Reply r;
+    r.token = rev_;
+    return r;
+  }
   // The node proposes Reopen only after a start it cannot prove complete;
   // the random commands never generate it (tests/core/reopen_test.cc covers
   // it). Here only its revision floor is modelled.

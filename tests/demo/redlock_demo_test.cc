@@ -35,6 +35,16 @@ TEST(RedlockDemoCli, BothScenariosCorruptRedlockAndLeaseholdRefusesTheStaleWrite
   EXPECT_TRUE(contains(out, "DOUBLE GRANT")) << out;
   EXPECT_TRUE(contains(out, "acquired Redlock demo/job-42/clock-redlock on 3/5 servers")) << out;
   EXPECT_TRUE(contains(out, "write REJECTED stale token")) << out;
+  // Scenario 2's leasehold side is a real clock fault (libfaketime is a test
+  // dependency): the fast-clock server expired A's session by itself, and
+  // the stale write was still refused (the verdict above says SAFE).
+  EXPECT_FALSE(contains(out, "LOCK.REVOKE")) << out;
+  EXPECT_TRUE(contains(out, "the leasehold server's clock runs 2x fast (libfaketime")) << out;
+  EXPECT_TRUE(contains(out, "the server's fast clock expired A's session after")) << out;
+  EXPECT_TRUE(contains(out, "VERDICT scenario 2 (one Redis server's clock jumps forward): Redlock CORRUPTED (A and "
+                            "B both held the lock; A's stale write replaced B's); leasehold SAFE (A's write with "
+                            "token "))
+      << out;
   EXPECT_TRUE(contains(out, "final record: writer=A \"billing job-42 result computed by worker A under Redlock\""))
       << out;
   EXPECT_TRUE(contains(out, "final record: writer=B \"billing job-42 result computed by worker B under token")) << out;

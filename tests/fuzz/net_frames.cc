@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <fstream>
 #include <string_view>
 
 #include "resp/parser.h"
@@ -32,26 +33,52 @@ bool names_protected_session(std::string_view arg, const Protected& p) {
 
 }  // namespace
 
+std::string FrameGen::extreme_number() {
+  ++extreme_sent_;
+  switch (below(6)) {
+    case 0:
+    case 1:
+      if (!extreme_seeds_.empty()) return extreme_seeds_[below(extreme_seeds_.size())];
+      return "9223372036854775807";
+    case 2: return num(rng_() >> 1);                  // a random 63-bit value
+    case 3: return "-" + num((rng_() >> 1) + 1);      // negative, down to -2^63
+    case 4: return num(rng_());                       // a random 64-bit value (often >= 2^63)
+    default: {                                        // a huge decimal string
+      std::string digits(20 + below(381), '0');
+      for (char& d : digits) d = static_cast<char>('0' + below(10));
+      digits[0] = static_cast<char>('1' + below(9));
+      return chance(20) ? "-" + digits : digits;
+    }
+  }
+}
+
+std::string FrameGen::number(std::uint64_t usual) {
+  return extreme_ && chance(50) ? extreme_number() : num(usual);
+}
+
 std::string FrameGen::session_arg() {
+  if (extreme_ && chance(30)) return extreme_number();
   if (!sessions_.empty() && chance(85)) return num(sessions_[below(sessions_.size())]);
   return chance(50) ? num(below(token_hint_ + 10)) : "-1";
 }
 
-std::string FrameGen::token_arg() { return num(token_hint_ > 5 && chance(70) ? token_hint_ - below(6) : below(1000)); }
+std::string FrameGen::token_arg() {
+  return number(token_hint_ > 5 && chance(70) ? token_hint_ - below(6) : below(1000));
+}
 std::string FrameGen::lock_name() { return kLocks[below(std::size(kLocks))]; }
 std::string FrameGen::key_name() { return kKeys[below(std::size(kKeys))]; }
 std::string FrameGen::small_value() { return std::string(below(40), static_cast<char>('a' + below(26))); }
 
 std::vector<std::string> FrameGen::command() {
-  switch (below(24)) {
+  switch (below(25)) {
     case 0: return {"PING"};
     case 1: return {"PING", small_value()};
     case 2: return {"ECHO", small_value()};
-    case 3: return {"HELLO", chance(50) ? "3" : "2"};
+    case 3: return {"HELLO", extreme_ && chance(30) ? extreme_number() : chance(50) ? "3" : "2"};
     case 4: return {"CLIENT", "SETNAME", "fz" + num(below(9))};
     case 5: return chance(50) ? std::vector<std::string>{"COMMAND", "COUNT"}
                               : std::vector<std::string>{"COMMAND", "DOCS", "lock.acquire"};
-    case 6: return {"SESSION.OPEN", num(500 + below(20'000)), "OWNER", "fz"};
+    case 6: return {"SESSION.OPEN", number(500 + below(20'000)), "OWNER", "fz"};
     case 7: return {"SESSION.KEEPALIVE", session_arg()};
     case 8: return {chance(50) ? "SESSION.CLOSE" : "SESSION.KILL", session_arg()};
     case 9: return {"SESSION.WATCH", session_arg()};
@@ -60,24 +87,32 @@ std::vector<std::string> FrameGen::command() {
     case 12: {
       std::vector<std::string> a = {"LOCK.ACQUIRE", lock_name(), session_arg()};
       if (chance(20)) a.push_back("SHARED");
-      if (chance(15)) a.insert(a.end(), {"LIMIT", num(1 + below(3))});
-      if (chance(50)) a.insert(a.end(), {"WAIT", num(1 + below(40))});
-      if (chance(15)) a.insert(a.end(), {"DELAY", num(below(200))});
-      if (chance(30)) a.insert(a.end(), {"SEQ", num(1 + below(20))});
+      if (chance(15)) a.insert(a.end(), {"LIMIT", number(1 + below(3))});
+      if (chance(50)) a.insert(a.end(), {"WAIT", number(1 + below(40))});
+      if (chance(15)) a.insert(a.end(), {"DELAY", number(below(200))});
+      if (chance(30)) a.insert(a.end(), {"SEQ", number(1 + below(20))});
       return a;
     }
     case 13:
-    case 14: return {"LOCK.RELEASE", lock_name(), session_arg(), token_arg()};
+    case 14: {
+      std::vector<std::string> a = {"LOCK.RELEASE", lock_name(), session_arg(), token_arg()};
+      if (chance(20)) a.insert(a.end(), {"SEQ", number(1 + below(20))});
+      return a;
+    }
     case 15: return {"LOCK.INFO", lock_name()};
     case 16: return chance(50) ? std::vector<std::string>{"LOCK.LIST"}
-                               : std::vector<std::string>{"LOCK.LIST", "q", "COUNT", num(1 + below(5))};
+                               : std::vector<std::string>{"LOCK.LIST", "q", "COUNT", number(1 + below(5))};
     case 17: return {chance(50) ? "LOCK.REVOKE" : "LOCK.CANCEL", lock_name(), session_arg()};
     case 18: return {"FENCE.PUT", key_name(), small_value(), lock_name(), token_arg()};
     case 19: return {"FENCE.GET", key_name()};
     case 20: {
       std::vector<std::string> a = {"SET", key_name(), small_value()};
       if (chance(40)) a.push_back(chance(50) ? "NX" : "XX");
-      if (chance(60)) a.insert(a.end(), {"PX", num(50 + below(5000))});
+      // Mostly with an expiry (leasehold refuses SET without PX / EX).
+      if (chance(90)) {
+        const bool ex = chance(20);
+        a.insert(a.end(), {ex ? "EX" : "PX", number(ex ? 1 + below(5) : 50 + below(5000))});
+      }
       if (chance(20)) a.push_back("GET");
       if (chance(20)) a.push_back("TOKEN");
       return a;
@@ -85,7 +120,8 @@ std::vector<std::string> FrameGen::command() {
     case 21: return {chance(50) ? "GET" : "PTTL", key_name()};
     case 22: return chance(50) ? std::vector<std::string>{"DEL", key_name(), key_name()}
                                : std::vector<std::string>{"DELIFEQ", key_name(), small_value()};
-    default: return {"PEXPIRE", key_name(), num(below(3000))};
+    case 23: return {"SESSION.LIST", "AFTER", number(below(token_hint_ + 10)), "COUNT", number(1 + below(5))};
+    default: return {"PEXPIRE", key_name(), number(below(3000))};
   }
 }
 
@@ -122,6 +158,28 @@ std::string FrameGen::mutate(std::string f) {
     }
   }
   return f;
+}
+
+bool is_endless_wait(const std::vector<std::string>& args) {
+  if (args.empty() || !iequals(args[0], "LOCK.ACQUIRE")) return false;
+  for (std::size_t i = 3; i + 1 < args.size(); ++i) {
+    if (!iequals(args[i], "WAIT")) continue;
+    const std::string& v = args[i + 1];
+    return !v.empty() && v.find_first_not_of('0') == std::string::npos;
+  }
+  return false;
+}
+
+std::vector<std::string> read_number_seeds(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    out.push_back(line);
+  }
+  return out;
 }
 
 bool touches_protected(const std::string& stream, const Protected& p) {

@@ -14,8 +14,11 @@
 // token seen before. Any failure prints the seed and exits 1.
 //
 //   net_fuzzer [--seed N] [--seconds S] [--frames N] [--build-dir DIR]
+//              [--extreme-numbers SEEDS_FILE]
 // Stops at whichever bound comes first (default 20 s, no frame bound); the
 // server is the ASan build's under `make test` (LEASEHOLD_BUILD_DIR).
+// --extreme-numbers puts extreme values into every numeric argument
+// (net_frames.h; seeds: fuzz/corpus/net/extreme-numbers.txt).
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -38,13 +41,15 @@ int main(int argc, char** argv) {
       opt.max_frames = std::strtoull(value, nullptr, 10);
     } else if (flag == "--build-dir") {
       opt.build_dir = value;
+    } else if (flag == "--extreme-numbers") {
+      opt.extreme_numbers = value;
     } else {
-      std::fprintf(stderr, "usage: %s [--seed N] [--seconds S] [--frames N] [--build-dir DIR]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--seed N] [--seconds S] [--frames N] [--build-dir DIR] [--extreme-numbers FILE]\n", argv[0]);
       return 2;
     }
   }
   if ((argc - 1) % 2 != 0) {
-    std::fprintf(stderr, "usage: %s [--seed N] [--seconds S] [--frames N] [--build-dir DIR]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--seed N] [--seconds S] [--frames N] [--build-dir DIR] [--extreme-numbers FILE]\n", argv[0]);
     return 2;
   }
   std::signal(SIGPIPE, SIG_IGN);  // the server may close a connection we still write to

@@ -25,6 +25,9 @@ constexpr char kHeldLock[] = "net-fuzz-held";  // the lock the mid-wait episodes
 constexpr std::size_t kKeptConnections = 6;
 constexpr std::size_t kPoolSessions = 8;
 constexpr milliseconds kReplyBudget{30'000};  // generous: the machine may be loaded
+// Extreme-numbers mode's --max-wait-ms: the longest WAIT the server accepts,
+// so that a valid pipeline holding an accepted extreme WAIT is answered.
+constexpr char kExtremeMaxWaitMs[] = "1000";
 
 struct Counters {
   std::uint64_t frames = 0, mutated = 0, bytes = 0, pipelines = 0, replies = 0, connections = 0;
@@ -57,8 +60,9 @@ class NetFuzzer {
   explicit NetFuzzer(const NetFuzzOptions& o) : opt_(o), gen_(o.seed) {}
 
   int run() {
-    std::printf("net_fuzzer: seed=%llu seconds=%.0f frames=%llu\n", static_cast<unsigned long long>(opt_.seed),
-                opt_.seconds, static_cast<unsigned long long>(opt_.max_frames));
+    std::printf("net_fuzzer: seed=%llu seconds=%.0f frames=%llu%s\n", static_cast<unsigned long long>(opt_.seed),
+                opt_.seconds, static_cast<unsigned long long>(opt_.max_frames),
+                opt_.extreme_numbers.empty() ? "" : " extreme-numbers");
     std::fflush(stdout);
     if (!start()) return finish(false);
     // Deliberate: the run lasts --seconds (its fuzzing budget), not until a condition.
@@ -85,14 +89,15 @@ class NetFuzzer {
     std::printf(
         "net_fuzzer: %s seed=%llu frames=%llu mutated=%llu bytes=%llu pipelines=%llu replies=%llu "
         "connections=%llu mid_frame_disconnects=%llu mid_wait_disconnects=%llu hello3=%llu checks=%llu "
-        "filtered=%llu\n",
+        "filtered=%llu extreme_numbers=%llu\n",
         ok ? "OK" : "FAILED", static_cast<unsigned long long>(opt_.seed),
         static_cast<unsigned long long>(n_.frames), static_cast<unsigned long long>(n_.mutated),
         static_cast<unsigned long long>(n_.bytes), static_cast<unsigned long long>(n_.pipelines),
         static_cast<unsigned long long>(n_.replies), static_cast<unsigned long long>(n_.connections),
         static_cast<unsigned long long>(n_.mid_frame_disconnects),
         static_cast<unsigned long long>(n_.mid_wait_disconnects), static_cast<unsigned long long>(n_.hello3),
-        static_cast<unsigned long long>(n_.checks), static_cast<unsigned long long>(n_.filtered));
+        static_cast<unsigned long long>(n_.checks), static_cast<unsigned long long>(n_.filtered),
+        static_cast<unsigned long long>(gen_.extreme_numbers_sent()));
     if (!ok) {  // the log's directory is removed when the run ends: its end goes in the report
       const std::string log = read_file(stderr_path_);
       std::printf("net_fuzzer: server log %s, last 4000 bytes:\n%s\n", stderr_path_.c_str(),
@@ -114,7 +119,15 @@ class NetFuzzer {
     if (!opt_.build_dir.empty()) ::setenv("LEASEHOLD_BUILD_DIR", opt_.build_dir.c_str(), 1);
     const std::string data = dir_.file("data");
     stderr_path_ = data + ".stderr";
-    if (!server_.start(data)) return fail("the server did not start (" + leasehold_binary() + ")");
+    std::vector<std::string> flags;
+    if (!opt_.extreme_numbers.empty()) {
+      std::vector<std::string> seeds = read_number_seeds(opt_.extreme_numbers);
+      if (seeds.empty()) return fail("no extreme-number seeds in " + opt_.extreme_numbers);
+      gen_.set_extreme_numbers(std::move(seeds));
+      flags = {"--max-wait-ms", kExtremeMaxWaitMs};
+      probe_wait_ = kExtremeMaxWaitMs;
+    }
+    if (!server_.start(data, flags)) return fail("the server did not start (" + leasehold_binary() + ")");
     admin_ = server_.client();
     auto sid = integer(admin_, {"SESSION.OPEN", "60000", "OWNER", "canary"});
     if (!sid) return false;
@@ -173,7 +186,7 @@ class NetFuzzer {
                       static_cast<std::uint64_t>(t->integer) == canary_token_);
     }
     if (!held) return fail("the canary lost its lock: LOCK.INFO answered " + info.debug_string());
-    auto token = integer(admin_, {"LOCK.ACQUIRE", kProbeLock, std::to_string(probe_session_), "WAIT", "30000"});
+    auto token = integer(admin_, {"LOCK.ACQUIRE", kProbeLock, std::to_string(probe_session_), "WAIT", probe_wait_});
     if (!token) return false;
     if (*token <= max_token_) {
       return fail("token went backwards: " + std::to_string(*token) + " after " + std::to_string(max_token_));
@@ -229,7 +242,8 @@ class NetFuzzer {
       std::vector<std::string> args = gen_.command();
       const bool waiting = args.size() > 3 && args[0] == "LOCK.ACQUIRE" &&
                            std::find(args.begin(), args.end(), "WAIT") != args.end();
-      if (waiting && ++waits > 3) continue;  // each wait may last its deadline
+      // Each wait may last its deadline; one without (extreme numbers' WAIT 0) never ends.
+      if (waiting && (is_endless_wait(args) || ++waits > 3)) continue;
       if (args[0] == "HELLO" && args[1] == "3") ++n_.hello3;
       add(args);
       if (args[0] == "SET" && gen_.chance(50)) add({"GET", args[1]});
@@ -364,6 +378,7 @@ class NetFuzzer {
   std::vector<std::uint64_t> pool_;
   Protected protected_;
   std::uint64_t canary_session_ = 0, canary_token_ = 0, probe_session_ = 0, max_token_ = 0;
+  std::string probe_wait_ = "30000";  // the probe's WAIT: within --max-wait-ms
 };
 
 }  // namespace

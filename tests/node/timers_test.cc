@@ -58,5 +58,26 @@ TEST(Timers, RemovedWaitIsNotDue) {
   EXPECT_TRUE(t.take_due(now + milliseconds(100)).empty());
 }
 
+TEST(Timers, LeaseEndsAreDueOncePerGrantAndALaterOneReplaces) {
+  Timers t;
+  const TimePoint now{};
+  t.add_lease("L", 2, 40, now + milliseconds(100));
+  t.add_lease("L", 2, 40, now + milliseconds(300));  // LOCK.EXTEND: replaces
+  t.add_lease("M", 3, 41, now + milliseconds(200));
+  EXPECT_EQ(t.lease_count(), 2U);
+  EXPECT_EQ(t.next_deadline(), now + milliseconds(200));
+  EXPECT_TRUE(t.take_due(now + milliseconds(150)).empty());
+  auto due = t.take_due(now + milliseconds(300));
+  ASSERT_EQ(due.leases.size(), 2U);
+  EXPECT_EQ(due.leases[0].lock, "M");
+  EXPECT_EQ(due.leases[1].lock, "L");
+  EXPECT_EQ(due.leases[1].session, 2U);
+  EXPECT_EQ(due.leases[1].token, 40U);
+  EXPECT_EQ(t.lease_count(), 0U);
+  t.add_lease("L", 2, 50, now + milliseconds(400));
+  t.remove_lease("L", 2);  // the grant ended otherwise (LockLost)
+  EXPECT_TRUE(t.take_due(now + milliseconds(1000)).empty());
+}
+
 }  // namespace
 }  // namespace leasehold::node

@@ -5,6 +5,7 @@
 
 #include "core/state_machine.h"
 #include "server/security/acl.h"
+#include "server/security/http_credentials.h"
 #include "server/commands/command_table.h"
 
 namespace leasehold::server {
@@ -58,13 +59,49 @@ TEST(AclUnit, ParsesRules) {
   EXPECT_FALSE(c->password_ok("secret"));
   EXPECT_FALSE(c->key_allowed("x"));
   EXPECT_EQ(a->describe(), "user a on #" + kHashOfSecret + " ~locks/* ~k? +@lock");
-  EXPECT_EQ(b->describe(), "user b off nopass ~* +@read +@lock +@fence");
+  EXPECT_EQ(b->describe(), "user b off nopass ~* +@read +@lock +@fence +@monitor");
   // The description parses back to the same user.
   auto again = parse_users(a->describe() + "\n" + b->describe() + "\n", "g");
   ASSERT_TRUE(again.is_ok()) << again.status().to_string();
   EXPECT_EQ(again->find("a")->describe(), a->describe());
   EXPECT_EQ(again->find("b")->describe(), b->describe());
   EXPECT_TRUE(users->auth_required()) << "no default user";
+}
+
+// Who an HTTP request is (server/security/http_credentials.h): Basic
+// ("alice:secret" is YWxpY2U6c2VjcmV0), a bearer token (token#), or nobody.
+TEST(AclUnit, HttpCredentials) {
+  const std::string token_hash = hash_hex(hash_password("tok-1"));
+  auto users = parse_users("user default off\n"
+                           "user alice on #" + kHashOfSecret + " +@monitor\n"
+                           "user scraper on token#" + token_hash + " +@monitor\n"
+                           "user gone off token#" + hash_hex(hash_password("tok-2")) + " +@all\n",
+                           "f");
+  ASSERT_TRUE(users) << users.status().to_string();
+  using O = HttpIdentity::Outcome;
+  auto who = [&](std::optional<std::string> header) { return identify_http(*users, header); };
+  EXPECT_EQ(who(std::nullopt).outcome, O::kNone);
+  EXPECT_EQ(who("Basic YWxpY2U6c2VjcmV0").user, users->find("alice"));
+  EXPECT_EQ(who("basic YWxpY2U6c2VjcmV0").user, users->find("alice"));
+  EXPECT_EQ(who("Basic YWxpY2U6d3Jvbmc=").outcome, O::kBad);  // alice:wrong
+  EXPECT_EQ(who("Basic YWxpY2U=").outcome, O::kBad);          // no colon
+  EXPECT_EQ(who("Basic %%%").outcome, O::kBad);
+  EXPECT_EQ(who("Bearer tok-1").user, users->find("scraper"));
+  EXPECT_EQ(who("Bearer tok-2").outcome, O::kBad) << "a user that is off";
+  EXPECT_EQ(who("Bearer secret").outcome, O::kBad) << "a password is not a token";
+  EXPECT_EQ(who("Bearer ").outcome, O::kBad);
+  EXPECT_EQ(who("Negotiate abc").outcome, O::kBad);
+  EXPECT_EQ(who("Bearer " + std::string(5000, 'x')).outcome, O::kBad);
+  EXPECT_EQ(users->find("scraper")->describe(), "user scraper on token#" + token_hash + " resetkeys +@monitor");
+  EXPECT_FALSE(users->find("alice")->allows(kAclRead));
+  EXPECT_TRUE(users->find("gone")->allows(kAclMonitor)) << "+@all includes +@monitor";
+  EXPECT_FALSE(parse_users("user x on token#abc\n", "f"));
+
+  // Authentication off: no header is the open default user.
+  auto open = load_acl(AclFiles{});
+  ASSERT_TRUE(open);
+  EXPECT_EQ(identify_http(*open, std::nullopt).user, open->find("default"));
+  EXPECT_TRUE(open->find("default")->allows(kAclMonitor));
 }
 
 TEST(AclUnit, RefusesBadLines) {

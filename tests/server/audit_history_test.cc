@@ -82,6 +82,7 @@ TEST_F(Deriver, ExpiryWithLockDelayKillRevokeAndClose) {
   ASSERT_EQ(ev.size(), 3u);
   EXPECT_EQ(ev[0].kind, AuditKind::kExpiry);
   EXPECT_TRUE(ev[0].lock.empty());
+  EXPECT_EQ(ev[0].owner, "a") << "the session's record names its owner (from its holds)";
   EXPECT_EQ(ev[1].kind, AuditKind::kExpiry);
   EXPECT_EQ(ev[1].lock, "X");
   EXPECT_EQ(ev[1].hold_ms, 10);
@@ -93,6 +94,7 @@ TEST_F(Deriver, ExpiryWithLockDelayKillRevokeAndClose) {
   ev = run(core::KillSession{k});
   ASSERT_EQ(ev.size(), 2u);
   EXPECT_EQ(ev[0].kind, AuditKind::kKill);
+  EXPECT_EQ(ev[0].owner, "k");
   EXPECT_EQ(ev[1].kind, AuditKind::kKill);
   EXPECT_EQ(ev[1].lock, "K");
 

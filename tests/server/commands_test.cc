@@ -201,13 +201,26 @@ TEST_F(Commands, CompatSubset) {
   EXPECT_EQ(c_.call({"GET", "k"}).type, Type::kNull);
   EXPECT_EQ(c_.call({"PTTL", "k"}).integer, -2);
   EXPECT_EQ(c_.call({"PEXPIRE", "k", "100"}).integer, 0);
-  EXPECT_EQ(c_.call({"SET", "k", "v", "XX"}).type, Type::kNull);
-  Value tok = c_.call({"SET", "k", "v", "TOKEN"});
+  EXPECT_EQ(c_.call({"SET", "k", "v", "XX", "PX", "60000"}).type, Type::kNull);
+  // A lock always has an expiry: SET without PX / EX is refused and changes
+  // nothing (no key, so no session whose remaining time reads -1).
+  const std::string needs_expiry =
+      "ERR SET on leasehold needs PX (milliseconds) or EX (seconds): a lock without expiry would never be freed";
+  EXPECT_EQ(c_.call({"SET", "k", "v"}).str, needs_expiry);
+  EXPECT_EQ(c_.call({"SET", "k", "v", "NX"}).str, needs_expiry);
+  EXPECT_EQ(c_.call({"SET", "k", "v", "TOKEN"}).str, needs_expiry);
+  EXPECT_EQ(c_.call({"PTTL", "k"}).integer, -2);
+  Value tok = c_.call({"SET", "k", "v", "TOKEN", "PX", "60000"});
   ASSERT_EQ(tok.type, Type::kInteger);
-  EXPECT_EQ(c_.call({"PTTL", "k"}).integer, -1);
-  Value tok2 = c_.call({"SET", "k", "w", "XX", "TOKEN"});
+  EXPECT_GT(c_.call({"PTTL", "k"}).integer, 0);
+  EXPECT_EQ(c_.call({"SET", "k", "w", "XX"}).str, needs_expiry) << "an XX update needs its expiry too";
+  EXPECT_EQ(c_.call({"GET", "k"}), Value::bulk("v"));
+  Value tok2 = c_.call({"SET", "k", "w", "XX", "TOKEN", "PX", "60000"});
   EXPECT_GT(tok2.integer, tok.integer);
-  EXPECT_EQ(c_.call({"SET", "k", "z", "GET"}), Value::bulk("w"));
+  EXPECT_EQ(c_.call({"SET", "k", "z", "GET", "EX", "60"}), Value::bulk("w"));
+  const Value sessions = c_.call({"SESSION.LIST"});
+  EXPECT_EQ(sessions.debug_string().find("-1"), std::string::npos)
+      << "no session shows remaining -1: " << sessions.debug_string();
   EXPECT_EQ(c_.call({"SET", "j", "1", "EX", "100"}), Value::simple("OK"));
   EXPECT_EQ(c_.call({"DEL", "k", "j", "missing"}).integer, 2);
   // Expiry: the key goes away on the server's clock.
@@ -217,15 +230,15 @@ TEST_F(Commands, CompatSubset) {
   // A key held through LOCK.ACQUIRE cannot be SET.
   const auto a = open_session();
   ASSERT_EQ(c_.call({"LOCK.ACQUIRE", "native", s(a)}).type, Type::kInteger);
-  EXPECT_EQ(c_.call({"SET", "native", "v"}).str.rfind("CONFLICT", 0), 0u);
-  EXPECT_EQ(c_.call({"SET", "native", "v", "NX"}).str.rfind("CONFLICT", 0), 0u);
+  EXPECT_EQ(c_.call({"SET", "native", "v", "PX", "1000"}).str.rfind("CONFLICT", 0), 0u);
+  EXPECT_EQ(c_.call({"SET", "native", "v", "NX", "PX", "1000"}).str.rfind("CONFLICT", 0), 0u);
   // Bad input.
   EXPECT_EQ(c_.call({"SET", "k", "v", "PX", "0"}).str, "ERR invalid expire time in 'set' command");
   EXPECT_EQ(c_.call({"SET", "k", "v", "PX", "x"}).str,
             "ERR expire time is not an integer or out of range (-9223372036854775808 to 2147483647)");
   EXPECT_EQ(c_.call({"SET", "k", "v", "NX", "XX"}).str, "ERR syntax error");
   EXPECT_EQ(c_.call({"SET", "k", "v", "KEEPTTL"}).str, "ERR syntax error");
-  EXPECT_EQ(c_.call({"SET", "k", std::string(70000, 'v')}).str.rfind("LIMIT", 0), 0u);
+  EXPECT_EQ(c_.call({"SET", "k", std::string(70000, 'v'), "PX", "1000"}).str.rfind("LIMIT", 0), 0u);
   EXPECT_EQ(c_.call({"PEXPIRE", "k", "zz"}).str,
             "ERR expire time is not an integer or out of range (-9223372036854775808 to 2147483647)");
 }
@@ -263,7 +276,7 @@ TEST_F(Commands, RedisCliWorks) {
 }
 
 TEST_F(Commands, SigtermExitsCleanly) {
-  ASSERT_EQ(c_.call({"SET", "k", "v"}), Value::simple("OK"));
+  ASSERT_EQ(c_.call({"SET", "k", "v", "PX", "60000"}), Value::simple("OK"));
   auto code = server_.stop();
   ASSERT_TRUE(code.has_value());
   EXPECT_EQ(*code, 0);

@@ -108,7 +108,8 @@ TEST_F(History, EveryEventKindIsRecordedAndSurvivesKill9) {
   auto j = nlohmann::json::parse(api->body);
   ASSERT_EQ(j["records"].size(), 3u);
   EXPECT_EQ(j["records"][0]["event"], "lock-delay");
-  EXPECT_EQ(j["records"][2]["name"], "res");
+  EXPECT_EQ(j["records"][2]["lock"], "res");
+  EXPECT_TRUE(j["records"][2]["time_ms"].is_number_integer()) << api->body;
 
   // The CLI.
   SpawnOptions o;

@@ -105,7 +105,7 @@ TEST_F(LeaseMode, KillNineUnderLoadThenTokensRiseAndTheQuarantineHolds) {
   EXPECT_GT(s.integer, high.load());
   const std::string session = std::to_string(s.integer);
   EXPECT_EQ(c.call({"LOCK.ACQUIRE", "L0", session}).type, Type::kNull);
-  EXPECT_EQ(c.call({"SET", "k", "v", "NX"}).type, Type::kNull);
+  EXPECT_EQ(c.call({"SET", "k", "v", "NX", "PX", "60000"}).type, Type::kNull);
   const Value t = c.call({"LOCK.ACQUIRE", "L0", session, "WAIT", "60000"}, 60s);
   ASSERT_EQ(t.type, Type::kInteger) << t.debug_string();
   EXPECT_GT(t.integer, high.load());

@@ -41,6 +41,11 @@ TEST(ServerLimits, ImpossibleLimitsAreRefusedAtStart) {
       {{"--max-holders-per-lock", "0"}, "--max-holders-per-lock 0"},
       {{"--max-ttl-ms", "0", "--min-ttl-ms", "0"}, "--max-ttl-ms 0"},
       {{"--max-ttl-ms", "2147483648"}, "--max-ttl-ms 2147483648 is above the largest session TTL, 2147483647 ms"},
+      // Above the wire ceiling (server/base/wire_ceilings.h): no request could reach them.
+      {{"--max-wait-ms", "9223372036855"},
+       "--max-wait-ms 9223372036855 is out of range: it must be 0 to 9223372036854 ms"},
+      {{"--max-delay-ms", "18446744073709551615"},
+       "--max-delay-ms 18446744073709551615 is out of range: it must be 0 to 9223372036854 ms"},
       {{"--max-clients", "0"}, "--max-clients 0"},
       {{"--max-pipeline", "0"}, "--max-pipeline 0"},
       {{"--max-pending-proposals", "0"}, "--max-pending-proposals 0"},
@@ -62,6 +67,26 @@ TEST(ServerLimits, ImpossibleLimitsAreRefusedAtStart) {
   const StartResult r = start_with(dir, "file", {"--config", config});
   EXPECT_EQ(r.code, 64) << r.err;
   EXPECT_NE(r.err.find("--min-ttl-ms 5000 is above --max-ttl-ms 100"), std::string::npos) << r.err;
+}
+
+// Duration flags that become deadlines are refused above the wire ceiling by
+// the flag parser itself (the message names the flag and the range).
+TEST(ServerLimits, DurationFlagsAboveTheWireCeilingAreRefused) {
+  TempDir dir("server-limits-durations");
+  int i = 0;
+  for (const char* flag : {"--idle-timeout-ms", "--etcd-timeout-ms", "--append-timeout-ms"}) {
+    const StartResult r = start_with(dir, "dur" + std::to_string(i++), {flag, "9223372036855"});
+    ASSERT_TRUE(r.code.has_value()) << flag << " was accepted";
+    EXPECT_NE(*r.code, 0) << flag;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("9223372036854"), std::string::npos) << "the range is named: " << r.err;
+  }
+  // The ceiling itself is a valid setting.
+  ServerProcess server;
+  ASSERT_TRUE(server.start(dir.file("at-ceiling"), {"--max-wait-ms", "9223372036854", "--max-delay-ms",
+                                                    "9223372036854", "--idle-timeout-ms", "9223372036854"}));
+  RespClient c = server.client();
+  EXPECT_EQ(c.call({"PING"}), Value::simple("PONG"));
 }
 
 TEST(ServerLimits, TightButPossibleLimitsStillServe) {

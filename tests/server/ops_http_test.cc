@@ -129,6 +129,17 @@ TEST_F(OpsHttp, LocksSessionsAndBinaryNamesAsJson) {
   EXPECT_EQ(status["locks"], 2);
   EXPECT_GE(status["last_token"].get<std::int64_t>(), t2);
   EXPECT_EQ(status["commit_latency_per_second"].size(), 300u);
+  // The applied index per second: the writes above show once their second
+  // is complete, and no entry is above the applied index.
+  ASSERT_TRUE(eventually([&] {
+    status = get_json("/api/status");
+    const json& applied = status["applied_index_per_second"];
+    if (applied.size() != 300u) return false;
+    for (const json& v : applied) {
+      if (!v.is_null()) return v.get<std::uint64_t>() <= status["applied_index"].get<std::uint64_t>();
+    }
+    return false;
+  }, std::chrono::seconds(10))) << status.dump();
 }
 
 std::string metrics(OpsHttp& t, std::uint16_t port) {

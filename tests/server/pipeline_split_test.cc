@@ -50,7 +50,7 @@ class PipelineSplit : public ::testing::TestWithParam<const char*> {
 
 TEST_P(PipelineSplit, WriteThenReadThenPartialInlineFrame) {
   RespClient c = client();
-  ASSERT_TRUE(c.send_raw("SET a b\r\nGET a\r\nP"));
+  ASSERT_TRUE(c.send_raw("SET a b PX 60000\r\nGET a\r\nP"));
   EXPECT_EQ(*c.read(), Value::simple("OK"));
   EXPECT_EQ(*c.read(), Value::bulk("b"));
   expect_alive(c, "ING\r\n");
@@ -93,7 +93,7 @@ TEST_P(PipelineSplit, LongPipelineOfWritesAndReads) {
   constexpr int kPairs = 2000;
   for (int i = 0; i < kPairs; ++i) {
     const std::string key = "key:" + std::to_string(i);
-    bytes += command({"SET", key, value});
+    bytes += command({"SET", key, value, "PX", "60000"});
     bytes += command({"GET", key});
   }
   ASSERT_TRUE(c.send_raw(bytes));
@@ -113,7 +113,7 @@ TEST_P(PipelineSplit, LongPipelineOfWritesAndReads) {
 // in the first part are read before the second part is sent, so the server
 // always holds the partial frame while the earlier commands are in flight.
 TEST_P(PipelineSplit, EverySplitPointOfAMixedPipeline) {
-  const std::string pipeline = "SET s v\r\n" + command({"GET", "s"}) + command({"SESSION.OPEN", "60000"}) +
+  const std::string pipeline = "SET s v EX 60\r\n" + command({"GET", "s"}) + command({"SESSION.OPEN", "60000"}) +
                                "PING\r\n" + command({"SET", "t", "w", "NX", "PX", "60000"}) + command({"PTTL", "t"}) +
                                command({"DEL", "t"}) + "ECHO done\r\n";
   // Expected reply types, in order (the session id and PTTL vary).

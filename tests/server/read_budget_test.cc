@@ -53,7 +53,7 @@ TEST_F(ReadBudgetTest, ManyPipeliningClientsAreAnsweredInOrderWithATinyBudget) {
     std::string bytes;
     for (int i = 0; i < kPairs; ++i) {
       const std::string key = "k" + std::to_string(c) + ":" + std::to_string(i);
-      resp::append_command(bytes, {"SET", key, "v" + key});
+      resp::append_command(bytes, {"SET", key, "v" + key, "PX", "60000"});
       resp::append_command(bytes, {"GET", key});
     }
     ASSERT_TRUE(clients[c].send_raw(bytes));
@@ -84,7 +84,7 @@ TEST_F(ReadBudgetTest, AClientThatKeepsSendingWhileItWaitsLosesNothing) {
   constexpr int kPairs = 20'000;
   std::string bytes;
   for (int i = 1; i <= kPairs; ++i) {
-    resp::append_command(bytes, {"SET", "counter", std::to_string(i)});
+    resp::append_command(bytes, {"SET", "counter", std::to_string(i), "PX", "60000"});
     resp::append_command(bytes, {"ECHO", std::to_string(i)});
   }
   Status sent;

@@ -67,9 +67,10 @@ TEST_F(Scripts, RedisPyExtendAddsOrReplaces) {
   const auto replaced = pttl("k");
   EXPECT_GT(replaced, 10000);
   EXPECT_LE(replaced, 20000) << "replaced";
-  ASSERT_EQ(c_.call({"SET", "forever", "tok"}), Value::simple("OK"));
-  EXPECT_EQ(c_.call({"EVALSHA", kExtendSha, "1", "forever", "tok", "1000", "0"}), Value::integer_value(0))
-      << "a key without expiry is not extended (the script's pttl < 0 branch)";
+  // A key without expiry cannot be made (SET needs PX), so the script's
+  // pttl < 0 branch only meets a missing key: not extended.
+  EXPECT_EQ(c_.call({"SET", "forever", "tok"}).type, Type::kError);
+  EXPECT_EQ(c_.call({"EVALSHA", kExtendSha, "1", "forever", "tok", "1000", "0"}), Value::integer_value(0));
   EXPECT_EQ(c_.call({"EVALSHA", kExtendSha, "1", "k", "tok", "abc", "0"}).type, Type::kError);
   EXPECT_EQ(c_.call({"EVALSHA", kExtendSha, "1", "k", "tok", "1000"}).str,
             "ERR this lock script needs 3 ARGV values, got 2");
@@ -96,7 +97,7 @@ TEST_F(Scripts, ScriptLoadExistsFlush) {
   EXPECT_EQ(exists.elements[0], Value::integer_value(1));
   EXPECT_EQ(exists.elements[1], Value::integer_value(1));
   EXPECT_EQ(exists.elements[2], Value::integer_value(0));
-  ASSERT_EQ(c_.call({"SET", "k", "v"}), Value::simple("OK"));
+  ASSERT_EQ(c_.call({"SET", "k", "v", "PX", "60000"}), Value::simple("OK"));
   EXPECT_EQ(c_.call({"EVALSHA", sha.str, "1", "k", "v"}), Value::integer_value(1));
   EXPECT_EQ(c_.call({"SCRIPT", "FLUSH"}), Value::simple("OK"));
   EXPECT_EQ(c_.call({"EVALSHA", sha.str, "1", "k", "v"}).str, "NOSCRIPT No matching script. Please use EVAL.");
@@ -128,7 +129,7 @@ TEST_F(Scripts, CanonicalReleaseThroughRedisCli) {
   EXPECT_EQ(cli("EVAL " + script + " 1 job:billing worker-42"), "1\n");
   EXPECT_EQ(cli("GET job:billing"), "\n");
   // The seeds' form (upper-case names, a comment, no else) through redis-cli --eval.
-  EXPECT_EQ(cli("SET r v"), "OK\n");
+  EXPECT_EQ(cli("SET r v PX 60000"), "OK\n");
   const std::string file = dir_.file("release.lua");
   FILE* f = std::fopen(file.c_str(), "w");
   ASSERT_NE(f, nullptr);

@@ -84,7 +84,7 @@ TEST_F(Tls, NoClientCertificatesWithPasswordsAndRedisPy) {
                          ", ssl=True, ssl_ca_certs=\"" + certs_.path("ca.crt") +
                          "\", username=\"alice\", password=\"alicepw\", socket_timeout=10)\n"
                          "print(r.ping())\nprint(r.execute_command(\"ACL\", \"WHOAMI\"))\n"
-                         "print(r.set(\"keys/t\", \"v\"))\n");
+                         "print(r.set(\"keys/t\", \"v\", px=5000))\n");
   EXPECT_EQ(sh("/usr/bin/python3 " + script, 60), "True\nb'alice'\nTrue\n");
 }
 

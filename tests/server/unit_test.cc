@@ -18,7 +18,7 @@ TEST(CommandTable, EveryCommandIsDescribed) {
   }
   for (const char* name : {"SESSION.OPEN", "SESSION.KEEPALIVE", "SESSION.CLOSE", "SESSION.LIST", "SESSION.KILL",
                            "SESSION.WATCH", "LOCK.ACQUIRE", "LOCK.RELEASE", "LOCK.INFO", "LOCK.LIST",
-                           "LOCK.REVOKE", "LOCK.CANCEL", "FENCE.PUT", "FENCE.GET", "SET", "GET", "DEL", "DELIFEQ",
+                           "LOCK.REVOKE", "LOCK.CANCEL", "LOCK.EXTEND", "LOCK.TRANSFER", "FENCE.PUT", "FENCE.GET", "SET", "GET", "DEL", "DELIFEQ",
                            "PTTL", "PEXPIRE", "HELLO", "PING", "ECHO", "QUIT", "INFO", "COMMAND", "CLIENT",
                            "CONFIG", "ROLE"}) {
     EXPECT_NE(table.find(name), nullptr) << name;
@@ -71,6 +71,29 @@ TEST(Config, ParseListen) {
   EXPECT_EQ(host, "::1");
   EXPECT_FALSE(parse_listen("nohost", host, port));
   EXPECT_FALSE(parse_listen("h:99999", host, port));
+}
+
+TEST(MaxHold, ParsesMatchesTheLongestPrefixAndRefusesBadValues) {
+  EXPECT_EQ(*parse_max_hold("jobs/=10m"), (MaxHold{"jobs/", 600'000}));
+  EXPECT_EQ(*parse_max_hold("=90s"), (MaxHold{"", 90'000}));
+  EXPECT_EQ(*parse_max_hold("a=b=250ms"), (MaxHold{"a=b", 250}));  // the last '=' splits
+  EXPECT_EQ(*parse_max_hold("x=2147483647ms"), (MaxHold{"x", 2'147'483'647}));
+  for (const char* bad : {"jobs/", "jobs/=", "jobs/=10", "jobs/=0s", "jobs/=1d", "jobs/=-1s", "jobs/=2147483648ms",
+                          "jobs/=597h", "jobs/=99999999999999999999h"}) {
+    auto r = parse_max_hold(bad);
+    EXPECT_FALSE(r.is_ok()) << bad;
+    EXPECT_NE(r.status().message().find("--max-hold"), std::string::npos) << r.status().message();
+  }
+  const std::vector<MaxHold> rules = {{"jobs/", 1000}, {"jobs/nightly/", 5000}, {"", 300}};
+  EXPECT_EQ(max_hold_for(rules, "jobs/nightly/x")->ms, 5000u);
+  EXPECT_EQ(max_hold_for(rules, "jobs/x")->ms, 1000u);
+  EXPECT_EQ(max_hold_for(rules, "other")->ms, 300u);
+  EXPECT_EQ(max_hold_for({{"jobs/", 1000}}, "other"), nullptr);
+  EXPECT_TRUE(validate_max_holds(rules).is_ok());
+  EXPECT_FALSE(validate_max_holds({{"a", 1}, {"a", 2}}).is_ok());
+  EXPECT_FALSE(validate_max_holds({{"a", 0}}).is_ok());
+  EXPECT_EQ(over_max_hold("LEASE", 5000, rules[0]).message(),
+            "LEASE 5000 ms is over the max hold 1000 ms of prefix 'jobs/' (--max-hold)");
 }
 
 }  // namespace

@@ -177,6 +177,13 @@ TEST_F(WireNumbers, EdgeValuesGetAClearErrorAndChangeNothing) {
       {{"LOCK.RELEASE", "$L", "$A", "$N"}, ids},
       {{"LOCK.RELEASE", "$L", "$A", "$S", "SEQ", "$N"}, {kInt64Max}},
       {{"LOCK.CANCEL", "$L", "$N"}, ids},
+      {{"LOCK.ACQUIRE", "$L", "$B", "LEASE", "$N"}, {}},  // 1 .. 2^31-1 ms
+      {{"LOCK.EXTEND", "$L", "$A", "$T", "$N"}, {}},
+      {{"LOCK.EXTEND", "$L", "$N", "$T", "1000"}, ids},
+      {{"LOCK.EXTEND", "$L", "$A", "$N", "1000"}, ids},
+      {{"LOCK.TRANSFER", "$L", "$N", "$T", "$B"}, ids},
+      {{"LOCK.TRANSFER", "$L", "$A", "$N", "$B"}, ids},
+      {{"LOCK.TRANSFER", "$L", "$A", "$S", "$N"}, ids},
       {{"LOCK.LIST", "COUNT", "$N"}, {}},
       {{"LOCK.LIST", "$L", "COUNT", "$N"}, {}},
       {{"LOCK.HISTORY", "$L", "COUNT", "$N"}, {}},

@@ -54,7 +54,8 @@ function defaultDriftBound(ttlMs) {
  * @param {string} what @param {string} reason
  */
 function reasonError(what, reason) {
-  if (reason === 'revoked' || reason === 'replaced' || reason === 'released-by-other') {
+  if (reason === 'revoked' || reason === 'replaced' || reason === 'released-by-other' ||
+      reason === 'lease-ended' || reason === 'transferred') {
     return new NotHolder(`${what} ${reason}`);
   }
   return new SessionExpired(`${what} ${reason}`);

@@ -94,6 +94,19 @@ def test_canonical_release_by_eval_and_evalsha(r: "redis.Redis[bytes]") -> None:
     sha = r.script_load(canonical)
     assert sha == hashlib.sha1(canonical.encode()).hexdigest()
     assert r.script_exists(sha) == [True]
-    assert r.set("c", "me2")
+    assert r.set("c", "me2", px=10000)
     assert r.evalsha(sha, 1, "c", "me2") == 1
     assert r.config_get("appendonly") == {"appendonly": "yes"} or r.config_get("appendonly") == {b"appendonly": b"yes"}
+
+
+def test_set_without_expiry_is_refused_naming_px(r: "redis.Redis[bytes]") -> None:
+    # A key is a lock here, and every lock must end: a plain SET is refused
+    # and changes nothing; redis-py's Lock always sends PX and is unaffected.
+    with pytest.raises(ResponseError, match="needs PX .* a lock without expiry would never be freed"):
+        r.set("plain", "v")
+    with pytest.raises(ResponseError, match="needs PX"):
+        r.set("plain", "v", nx=True)
+    assert r.get("plain") is None
+    assert r.pttl("plain") == -2
+    assert r.set("plain", "v", nx=True, px=30000)
+    assert 0 < r.pttl("plain") <= 30000

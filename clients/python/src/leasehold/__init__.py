@@ -12,6 +12,7 @@ from .client import Client
 from .election import Election, Leader
 from .errors import (
     AuthenticationFailed,
+    AuthenticationRequired,
     Conflict,
     Internal,
     InvalidArgument,
@@ -37,6 +38,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AuthenticationFailed",
+    "AuthenticationRequired",
     "Client",
     "Conflict",
     "Election",

@@ -102,7 +102,15 @@ def fenced_value(reply: Any) -> Optional[FencedValue]:
 
 
 def acquire_args(
-    name: str, session: int, *, shared: bool, limit: Optional[int], wait_ms: Optional[int], delay_ms: int, seq: int
+    name: str,
+    session: int,
+    *,
+    shared: bool,
+    limit: Optional[int],
+    wait_ms: Optional[int],
+    delay_ms: int,
+    seq: int,
+    lease_ms: int = 0,
 ) -> List[Any]:
     """LOCK.ACQUIRE's words. ``wait_ms`` None: try once; 0: no deadline."""
     args: List[Any] = ["LOCK.ACQUIRE", name, session]
@@ -114,5 +122,7 @@ def acquire_args(
         args += ["WAIT", wait_ms]
     if delay_ms:
         args += ["DELAY", delay_ms]
+    if lease_ms:
+        args += ["LEASE", lease_ms]
     args += ["SEQ", seq]
     return args

@@ -37,6 +37,7 @@ from . import _replies
 from ._options import ClientOptions
 from ._endpoints import Endpoint, EndpointsArg, endpoint_text, parse_endpoint, parse_endpoints
 from ._replies import FencedValue, LockInfo
+from ._tls_probe import closed_at_once, speaks_tls, tls_port_error
 from .errors import LeaseholdError, Redirect, TimedOut, Unreachable, from_redis_error
 
 _TRANSPORT_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
@@ -143,6 +144,7 @@ class Client:
 
     def _attempt(self, ep: Endpoint, args: Tuple[Any, ...], read_deadline: float) -> Any:
         conn = self._checkout(ep)
+        fresh = getattr(conn, "_sock", None) is None  # not connected yet
         try:
             try:
                 conn.send_command(*args)
@@ -162,8 +164,10 @@ class Client:
         except ResponseError:
             self._checkin(ep, conn)  # an error reply: the connection is fine
             raise
-        except BaseException:
+        except BaseException as e:
             conn.disconnect()
+            if fresh and not self.options.ssl and closed_at_once(e) and speaks_tls(ep, self.connect_timeout):
+                raise tls_port_error(ep) from None  # retrying in plain text cannot help
             raise
         self._checkin(ep, conn)
         with self._mu:
@@ -235,8 +239,11 @@ class Client:
 
     # -- typed commands (docs/protocol.md) ---------------------------------
 
-    def ping(self) -> None:
+    def ping(self) -> bool:
+        """True when the server answered (as redis-py's ``ping()``); raises
+        the mapped error otherwise."""
         self.call("PING", resend_if_sent=True)
+        return True
 
     def info(self, section: str = "") -> Dict[str, str]:
         """INFO as a dict of field -> value (section headers dropped)."""
@@ -293,6 +300,18 @@ class Client:
         """FENCE.PUT: writes ``value`` if ``token`` is a current holder's token
         of ``lock``; returns the token. ``StaleToken`` otherwise."""
         return _replies.as_int(self.call("FENCE.PUT", key, value, lock, token))
+
+    def extend(self, name: str, session: int, token: int, lease_ms: int) -> None:
+        """LOCK.EXTEND: the grant's lease now ends ``lease_ms`` from now.
+        ``StaleToken``, ``NotHolder``, ``Conflict`` (no lease), ``LimitExceeded``
+        (over the server's --max-hold)."""
+        self.call("LOCK.EXTEND", name, session, token, lease_ms)
+
+    def transfer(self, name: str, from_session: int, token: int, to_session: int) -> int:
+        """LOCK.TRANSFER: moves the grant to ``to_session``; returns its new,
+        higher token. ``StaleToken``, ``NotHolder``, ``NotFound`` (target not
+        live), ``Conflict`` (target holds or waits for the lock)."""
+        return _replies.as_int(self.call("LOCK.TRANSFER", name, from_session, token, to_session))
 
     def fenced_get(self, key: str) -> Optional[FencedValue]:
         return _replies.fenced_value(self.call("FENCE.GET", key, resend_if_sent=True))

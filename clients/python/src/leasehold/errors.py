@@ -85,11 +85,21 @@ class Redirect(LeaseholdError):
 
 
 class AuthenticationFailed(LeaseholdError):
-    """A wrong user name or password, a disabled user, or no credentials
-    where the server requires them (``WRONGPASS`` / ``NOAUTH``). Never
-    retried: trying again cannot help."""
+    """A wrong user name or password or a disabled user (``WRONGPASS``);
+    its subclass :class:`AuthenticationRequired`: no credentials where the
+    server requires them (``NOAUTH``). Never retried: trying again cannot
+    help."""
 
     code = "WRONGPASS"
+
+
+class AuthenticationRequired(AuthenticationFailed):
+    """The server requires credentials and the client gave none
+    (``NOAUTH``): pass ``username=`` and ``password=`` to the client. A
+    subclass of :class:`AuthenticationFailed`, so code that catches that
+    still does. Never retried."""
+
+    code = "NOAUTH"
 
 
 class PermissionDenied(LeaseholdError):
@@ -128,7 +138,17 @@ _BY_CODE: Dict[str, Type[LeaseholdError]] = {
         PermissionDenied,
     )
 }
-_BY_CODE["NOAUTH"] = AuthenticationFailed
+_BY_CODE["NOAUTH"] = AuthenticationRequired
+
+# What the server says after ``NOAUTH`` (redis-py strips the prefix): to a
+# command, and to HELLO (server/security/acl.h, server/commands).
+_NOAUTH_TEXTS = ("Authentication required", "HELLO must be called with the client already authenticated")
+_NOAUTH_ADVICE = "the server requires authentication: pass username= and password= to the client"
+
+
+def authentication_required(server_text: str = "") -> AuthenticationRequired:
+    """The ``AuthenticationRequired`` to raise, saying what to do."""
+    return AuthenticationRequired(f"{_NOAUTH_ADVICE} ({server_text})" if server_text else _NOAUTH_ADVICE)
 
 
 def from_reply_text(text: str) -> LeaseholdError:
@@ -141,6 +161,8 @@ def from_reply_text(text: str) -> LeaseholdError:
     cls: Optional[Type[LeaseholdError]] = _BY_CODE.get(code)
     if cls is None:
         return InvalidArgument(text)
+    if cls is AuthenticationRequired:
+        return authentication_required(rest)
     return cls(rest)
 
 
@@ -152,6 +174,8 @@ def from_redis_error(e: RedisError) -> LeaseholdError:
     map by class, every other error reply by its text.
     """
     if isinstance(e, RedisAuthenticationError):
+        if str(e).startswith(_NOAUTH_TEXTS):
+            return authentication_required(str(e))
         return AuthenticationFailed(str(e))
     if isinstance(e, NoPermissionError):
         return PermissionDenied(str(e))

@@ -11,7 +11,10 @@ again with a new SEQ while time remains.
 A lock knows when it is lost: its session was lost or closed, or the lock
 was revoked (noticed by the session's keepalive thread). Then ``lost`` is
 true, ``lost_event`` is set and ``check()`` raises ``LockLost``; ``check()``
-also raises once the session's safe deadline has passed. Holding a lock
+also raises once ``safe_deadline()`` has passed: the session's safe
+deadline, or with ``lease=`` (a maximum hold) the lease's, whichever is
+first (send time of the request that started or extended the lease + lease
+- drift bound, 1% of the lease plus 2 ms). Holding a lock
 whose ``check()`` passes means the server granted ``token`` and, as far as
 this client can know, no one else has been granted it since. Resources
 should still check the token (fencing: ``fenced_put``).
@@ -27,6 +30,7 @@ import time
 from typing import TYPE_CHECKING, Any, Optional
 
 from . import _replies
+from .session import default_drift_bound
 from .errors import (
     LeaseholdError,
     LockLost,
@@ -51,7 +55,10 @@ class Lock:
         shared: bool = False,
         limit: Optional[int] = None,
         delay: float = 0.0,
+        lease: Optional[float] = None,
     ) -> None:
+        if lease is not None and not 0.001 <= lease <= 2147483.647:
+            raise ValueError("lease must be None or 0.001 to 2147483.647 seconds")
         if shared and limit is not None:
             raise ValueError("a lock is shared or a semaphore, not both")
         if limit is not None and limit < 1:
@@ -64,6 +71,8 @@ class Lock:
         self.shared = shared
         self.limit = limit
         self.delay = delay
+        self.lease = lease
+        self._lease_deadline = float("inf")  # time.monotonic() value; inf: no lease
         self.token: int = 0
         self.lost_event = threading.Event()
         self._mu = threading.Lock()
@@ -95,8 +104,20 @@ class Lock:
 
     @property
     def valid(self) -> bool:
-        """Held, not lost, and the session's safe deadline has not passed."""
-        return self.held and not self.lost
+        """Held, not lost, and ``safe_deadline()`` has not passed."""
+        return self.held and not self.lost and time.monotonic() < self.safe_deadline()
+
+    def safe_deadline(self) -> float:
+        """min(session safe deadline, lease deadline), a ``time.monotonic()`` value."""
+        with self._mu:
+            lease_deadline = self._lease_deadline
+        return min(self.session.safe_deadline(), lease_deadline)
+
+    @property
+    def lease_over(self) -> bool:
+        """True once the lease's client-side deadline has passed."""
+        with self._mu:
+            return time.monotonic() >= self._lease_deadline
 
     def check(self) -> None:
         """Raises ``LockLost`` unless ``valid``: call it before each step of
@@ -105,6 +126,8 @@ class Lock:
             raise LockLost(f"lock '{self.name}' is not held")
         if self.lost:
             raise LockLost(f"lock '{self.name}' token {self.token}: {self.reason}")
+        if self.lease_over:
+            raise LockLost(f"lock '{self.name}' token {self.token}: the lease (max hold) has ended")
         if time.monotonic() >= self.session.safe_deadline():
             raise LockLost(f"lock '{self.name}' token {self.token}: the safe deadline has passed")
 
@@ -147,6 +170,7 @@ class Lock:
 
             if wait_ms:
                 wait_ms = max(1, int((end - time.monotonic()) * 1000)) if end != float("inf") else 0
+            sent = time.monotonic()
             args = _replies.acquire_args(
                 self.name,
                 session.id,
@@ -155,6 +179,7 @@ class Lock:
                 wait_ms=wait_ms,
                 delay_ms=int(round(self.delay * 1000)),
                 seq=session.next_seq(),
+                lease_ms=self._lease_ms(self.lease),
             )
             extra = 0.0 if wait_ms is None else (end - time.monotonic() if end != float("inf") else float("inf"))
             reply = client.call(*args, wait=max(0.0, extra), on_reconnect=on_reconnect, resend_if_sent=True)
@@ -170,6 +195,7 @@ class Lock:
             self.token = token
             self._held = True
             self._reason = None
+            self._lease_deadline = float("inf") if self.lease is None else self._lease_end(sent, self.lease)
         self.lost_event.clear()
         try:
             session._track(self)
@@ -199,6 +225,37 @@ class Lock:
         with self._mu:
             self._held = False
         return ok
+
+    @staticmethod
+    def _lease_ms(lease: Optional[float]) -> int:
+        return 0 if lease is None else max(1, int(round(lease * 1000)))
+
+    @staticmethod
+    def _lease_end(sent: float, lease: float) -> float:
+        return sent + lease - default_drift_bound(lease)
+
+    def extend(self, lease: float) -> None:
+        """LOCK.EXTEND: the lease now ends ``lease`` seconds from now, and
+        ``safe_deadline()`` moves to the send time + lease - drift bound.
+        ``Conflict`` for a lock without a lease; ``NotHolder`` / ``StaleToken``
+        once it ended (nothing changes then)."""
+        self.check()
+        sent = time.monotonic()
+        self.session.client.extend(self.name, self.session.id, self.token, self._lease_ms(lease))
+        with self._mu:
+            self._lease_deadline = self._lease_end(sent, lease)
+
+    def transfer(self, to_session: int) -> int:
+        """LOCK.TRANSFER to ``to_session`` (live; this user's, unless an
+        admin): returns the new holder's token. This lock then holds
+        nothing; on an error it still holds."""
+        if not self.held:
+            raise LockLost(f"lock '{self.name}' is not held")
+        token = self.session.client.transfer(self.name, self.session.id, self.token, to_session)
+        self.session._forget(self)
+        with self._mu:
+            self._held = False
+        return token
 
     def fenced_put(self, key: str, value: Any) -> int:
         """FENCE.PUT with this lock and token. ``StaleToken`` once the lock

@@ -151,6 +151,7 @@ class Session:
         shared: bool = False,
         limit: Optional[int] = None,
         delay: float = 0.0,
+        lease: Optional[float] = None,
     ) -> "Lock":
         """A lock of this session, acquired by ``with`` or ``acquire()``.
 
@@ -158,10 +159,14 @@ class Session:
         (``WouldBlock``), > 0 waits up to that many seconds (``TimedOut``).
         ``shared``: reader mode; ``limit=n``: a semaphore of n permits;
         ``delay``: lock-delay (seconds) if this session expires while holding.
+        ``lease``: a maximum hold (seconds): the server ends the grant that
+        long after it even while the session lives; the lock's
+        ``safe_deadline()`` is then at most the request's send time + lease
+        - drift bound (``Lock.extend()`` moves it).
         """
         from .lock import Lock
 
-        return Lock(self, name, wait, shared=shared, limit=limit, delay=delay)
+        return Lock(self, name, wait, shared=shared, limit=limit, delay=delay, lease=lease)
 
     # -- lock bookkeeping (for Lock) -------------------------------------------
 

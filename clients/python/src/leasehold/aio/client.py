@@ -22,6 +22,7 @@ from .. import _replies
 from .._options import ClientOptions
 from .._endpoints import Endpoint, EndpointsArg, endpoint_text, parse_endpoint, parse_endpoints
 from .._replies import FencedValue, LockInfo
+from .._tls_probe import closed_at_once, speaks_tls, tls_port_error
 from ..errors import Redirect, Unreachable, from_redis_error
 
 _TRANSPORT_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError, asyncio.TimeoutError)
@@ -87,6 +88,7 @@ class Client:
 
     async def _attempt(self, ep: Endpoint, args: Tuple[Any, ...], deadline: float) -> Any:
         conn = self._checkout(ep)
+        fresh = not conn.is_connected
         try:
             try:
                 await asyncio.wait_for(conn.send_command(*args), max(0.001, deadline - time.monotonic()))
@@ -98,8 +100,11 @@ class Client:
         except ResponseError:
             self._idle.setdefault(ep, []).append(conn)
             raise
-        except BaseException:
+        except BaseException as e:
             await conn.disconnect()
+            if fresh and not self.options.ssl and closed_at_once(e) and \
+                    await asyncio.to_thread(speaks_tls, ep, self.connect_timeout):
+                raise tls_port_error(ep) from None  # retrying in plain text cannot help
             raise
         self._idle.setdefault(ep, []).append(conn)
         self._current = endpoint_text(ep)
@@ -150,8 +155,10 @@ class Client:
                 if on_reconnect is not None:
                     await on_reconnect()
 
-    async def ping(self) -> None:
+    async def ping(self) -> bool:
+        """As ``leasehold.Client.ping``: True when the server answered."""
         await self.call("PING", resend_if_sent=True)
+        return True
 
     async def open_session(self, ttl_ms: int, owner: str = "") -> int:
         args: List[Any] = ["SESSION.OPEN", ttl_ms] + (["OWNER", owner] if owner else [])

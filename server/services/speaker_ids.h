@@ -1,5 +1,5 @@
-// server/speaker_ids.h: the ids of the connections that speak for one
-// session (Server::speak_for), in 8 bytes.
+// server/services/speaker_ids.h: the ids of the connections that speak for one
+// session (WaitsAndPushes::speak_for), in 8 bytes.
 //
 // Why: one entry per live session (ten million in the capacity goal,
 // docs/bench-results.md), and nearly every session has exactly one
