@@ -235,11 +235,17 @@ void Server::on_connection_closing(Connection& conn) {
 }
 
 void Server::end_closed_session(core::SessionId session) {
-  if (shutting_down_) return;
+  if (shutting_down_) {
+    close_bindings_.end_failed(session);
+    return;
+  }
   spdlog::info("session {} ends: its ONCLOSE connection closed and the grace passed", session);
   core::Command cmd;
   cmd.body = core::ConnectionClosed{session};
-  node_->propose(std::move(cmd), nullptr);  // not live any more, or not primary: nothing to do
+  // Not live any more, or not primary: nothing to do but let keepalives in again.
+  node_->propose(std::move(cmd), [this, session](const core::ApplyResult& r) {
+    if (r.reply.is_error()) close_bindings_.end_failed(session);
+  });
 }
 
 void Server::arm_node_timer() {

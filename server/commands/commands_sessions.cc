@@ -59,6 +59,10 @@ void session_keepalive(CommandContext& ctx) {
   if (id == 0) return;
   const bool bind = ctx.args.size() >= 3;
   if (ctx.args.size() > 3 || (bind && !iequals(ctx.args[2], "BIND"))) return ctx.reply.error_text("ERR syntax error: want SESSION.KEEPALIVE session [BIND]");
+  // Its ONCLOSE end is proposed: about to end, like a session whose expiry is.
+  if (ctx.server.close_bindings().ending(id)) {
+    return ctx.reply.error(Status(ErrorCode::kSessionExpired, "the session is ending: its ONCLOSE connection closed"));
+  }
   if (bind) {
     const auto info = ctx.server.node().state().session(id);
     if (info && !info->close_grace_ms) {

@@ -18,6 +18,7 @@ void CloseBindings::close() {
   loop_ = nullptr;
   due_.clear();
   pending_.clear();
+  ending_.clear();
 }
 
 void CloseBindings::bind(core::SessionId session, std::uint64_t conn) {
@@ -53,6 +54,7 @@ void CloseBindings::connection_closed(std::uint64_t conn, bool by_peer, const Gr
 }
 
 void CloseBindings::session_ended(core::SessionId session) {
+  ending_.erase(session);
   cancel(session);
   unbind(session);
 }
@@ -95,7 +97,10 @@ void CloseBindings::fire() {
     pending_.erase(due_.begin()->second);
     due_.erase(due_.begin());
   }
-  for (core::SessionId s : ended) end_(s);
+  for (core::SessionId s : ended) {
+    ending_.insert(s);
+    end_(s);
+  }
   arm();
 }
 

@@ -403,8 +403,8 @@ void Connection::flush_output() {
   }
   if (out->empty()) {
     if (close_after_flush_ && queue_.empty()) {
-      closed_by_peer_ = quit_requested_;  // QUIT, not an error of ours
-      close(quit_requested_ ? "quit" : "after error reply");
+      closed_by_peer_ = quit_;  // QUIT, not an error of ours
+      close(quit_ ? "quit" : "after error reply");
     }
     return;
   }
