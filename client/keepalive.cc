@@ -115,7 +115,16 @@ class KeepaliveLoop {
   // bound to it, the server ends the session after the close grace, counted
   // from no earlier than bound_floor_: the safe deadline shrinks to match.
   void drop() {
-    if (bound_floor_) st_.bound_connection_lost(*bound_floor_);
+    if (bound_floor_ && !st_.ended()) {
+      st_.bound_connection_lost(*bound_floor_);
+      if (Clock::now() >= st_.deadline()) {  // e.g. grace 0: lost now, for this reason
+        st_.end(Status(ErrorCode::kTimedOut,
+                       "session " + std::to_string(st_.id) + ": its ONCLOSE connection was lost and its close grace (" +
+                           std::to_string(st_.close_grace.count()) +
+                           " ms) is over, so the server may have ended it (safe deadline lowered)"),
+                true);
+      }
+    }
     bound_floor_.reset();
     conn_.reset();
   }

@@ -69,7 +69,12 @@ struct SessionOptions {
   // (the process crashed or was killed), so a waiter gets its locks at once
   // instead of after the TTL. Each keepalive re-binds (also after a
   // reconnect or a failover). Trade-off: a connection this client drops
-  // itself also ends the session after the grace. Off by default.
+  // itself (a call timing out) or that something else resets also ends the
+  // session after the grace, and the client cannot tell that from the
+  // server's death: whenever the bound connection is lost, the safe
+  // deadline drops to the send time of the last request answered on it +
+  // the grace - drift (grace 0: the session is lost at once), until a
+  // re-bind on a new connection is acknowledged. Off by default.
   std::optional<Millis> close_grace;
   // The clock drift bound (the contract's, docs/client.md): the safe
   // deadline is the send time of the last acknowledged keepalive plus the
