@@ -1,9 +1,13 @@
 // SESSION.OPEN ... ONCLOSE grace_ms and REQID r on a real server: a closed
 // connection frees an ONCLOSE session's locks well before its TTL (and only
 // the TTL frees a session without ONCLOSE); a keepalive or re-bind during
-// the grace keeps it; a REQID retry on another connection gets the same
-// session; bad input gets a clear error.
+// the grace keeps it; a close of the server's own (a protocol error, the
+// idle timeout) does not end it, QUIT does; a REQID retry on another
+// connection gets the same session; bad input gets a clear error.
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
 
 #include "testkit/eventually.h"
 #include "testkit/server_process.h"
@@ -17,7 +21,10 @@ using resp::Value;
 
 class OnCloseReqid : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(server_.start(dir_.file("data"))); }
+  void SetUp() override { ASSERT_TRUE(server_.start(dir_.file("data"), flags())); }
+  virtual std::vector<std::string> flags() const { return {}; }
+
+ public:
   RespClient client() {
     RespClient c = server_.client();
     EXPECT_TRUE(c.connected());
@@ -33,10 +40,47 @@ class OnCloseReqid : public ::testing::Test {
   bool live(RespClient& c, const std::string& session) {
     return c.call({"SESSION.KEEPALIVE", session}).type == Type::kInteger;
   }
+  // remaining_ms of `session` in SESSION.LIST through `c` (a RESP3
+  // connection); -1 if it is not listed.
+  std::int64_t remaining_ms(RespClient& c, const std::string& session) {
+    const Value list = c.call({"SESSION.LIST"});
+    for (const Value& entry : list.elements) {
+      const Value* id = entry.find("id");
+      const Value* remaining = entry.find("remaining_ms");
+      if (id && remaining && std::to_string(id->integer) == session) return remaining->integer;
+    }
+    return -1;
+  }
 
+ protected:
   TempDir dir_{"server-onclose"};
   ServerProcess server_;
 };
+
+// The server closes the holder's bound connection itself: the client is
+// alive, so its session is only unbound and lives until its TTL, like a
+// silent one. `close_it` makes the server close `holder`; `watcher` speaks
+// RESP3.
+void expect_server_close_keeps_the_session(OnCloseReqid& t, RespClient& holder, RespClient& waiter,
+                                           RespClient& watcher, const std::string& s,
+                                           const std::function<void()>& close_it) {
+  ASSERT_EQ(watcher.call({"SESSION.WATCH", s}), Value::simple("OK"));
+  close_it();
+  ASSERT_TRUE(holder.wait_closed(scaled(5s))) << "the server did not close the holder's connection";
+  // What the server counts as left of the session's TTL, read after the
+  // close: the lock is not granted before that has passed.
+  const auto asked_at = std::chrono::steady_clock::now();
+  const std::int64_t remaining = t.remaining_ms(watcher, s);
+  ASSERT_GT(remaining, 0) << "the session ended with the server's close";
+  auto token = waiter.read(scaled(15s));
+  const auto granted_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(token) << token.status().to_string();
+  EXPECT_EQ(token->type, Type::kInteger) << token->debug_string();
+  EXPECT_GE(granted_at - asked_at, std::chrono::milliseconds(remaining)) << "granted before the holder's TTL ran out";
+  auto push = watcher.read(scaled(5s));  // the holder's loss: an expiry, not a close
+  ASSERT_TRUE(push) << push.status().to_string();
+  EXPECT_NE(push->debug_string().find("expired"), std::string::npos) << push->debug_string();
+}
 
 TEST_F(OnCloseReqid, ClosedConnectionFreesTheLockWellBeforeTheTtl) {
   RespClient holder = client(), waiter = client(), watcher = client();
@@ -138,6 +182,49 @@ TEST_F(OnCloseReqid, RetryWithTheSameReqidGetsTheSameSession) {
   EXPECT_EQ(retry.call({"SESSION.LIST"}).elements.size(), 2U);
   ASSERT_EQ(retry.call({"SESSION.CLOSE", s}), Value::simple("OK"));
   EXPECT_NE(open(retry, {"REQID", "open-7f3a"}), s) << "a reqid is free again once its session ended";
+}
+
+// A server that closes a connection whose partial request is older than
+// 1 s (--idle-timeout-ms).
+class OnCloseServerClose : public OnCloseReqid {
+ protected:
+  std::vector<std::string> flags() const override { return {"--idle-timeout-ms", "1000"}; }
+};
+
+TEST_F(OnCloseServerClose, AProtocolErrorCloseLeavesTheSessionToItsTtl) {
+  RespClient holder = client(), waiter = client(), watcher = client();
+  ASSERT_EQ(watcher.call({"HELLO", "3"}).type, Type::kMap);
+  const std::string s = open(holder, {"ONCLOSE", "0"}, 5000);
+  const std::string w = open(waiter);
+  ASSERT_EQ(holder.call({"LOCK.ACQUIRE", "L", s}).type, Type::kInteger);
+  ASSERT_TRUE(waiter.send({"LOCK.ACQUIRE", "L", w, "WAIT", "0"}));
+  expect_server_close_keeps_the_session(*this, holder, waiter, watcher, s, [&] {
+    ASSERT_TRUE(holder.send_raw("*1\r\n$x\r\n"));  // not RESP: an error reply, then the server closes
+  });
+}
+
+TEST_F(OnCloseServerClose, AnIdleTimeoutCloseLeavesTheSessionToItsTtl) {
+  RespClient holder = client(), waiter = client(), watcher = client();
+  ASSERT_EQ(watcher.call({"HELLO", "3"}).type, Type::kMap);
+  const std::string s = open(holder, {"ONCLOSE", "0"}, 5000);
+  const std::string w = open(waiter);
+  ASSERT_EQ(holder.call({"LOCK.ACQUIRE", "L", s}).type, Type::kInteger);
+  ASSERT_TRUE(waiter.send({"LOCK.ACQUIRE", "L", w, "WAIT", "0"}));
+  expect_server_close_keeps_the_session(*this, holder, waiter, watcher, s, [&] {
+    ASSERT_TRUE(holder.send_raw("*2\r\n$4\r\nECHO\r\n"));  // a request that never completes
+  });
+}
+
+TEST_F(OnCloseReqid, QuitIsTheClientsCloseAndEndsTheSession) {
+  RespClient holder = client(), waiter = client();
+  const std::string s = open(holder, {"ONCLOSE", "0"});  // TTL 30 s
+  const std::string w = open(waiter);
+  ASSERT_EQ(holder.call({"LOCK.ACQUIRE", "L", s}).type, Type::kInteger);
+  ASSERT_TRUE(waiter.send({"LOCK.ACQUIRE", "L", w, "WAIT", "0"}));
+  EXPECT_EQ(holder.call({"QUIT"}), Value::simple("OK"));
+  auto token = waiter.read(scaled(10s));  // long before the 30 s TTL
+  ASSERT_TRUE(token) << token.status().to_string();
+  EXPECT_EQ(token->type, Type::kInteger) << token->debug_string();
 }
 
 }  // namespace
