@@ -123,6 +123,27 @@ TEST_F(CliTest, KilledHolderWithCloseGraceFreesTheLockWellBeforeItsTtl) {
   EXPECT_LT(waited, 20s) << "freed by the close, not the 30 s TTL";
 }
 
+// SIGSTOP is silence, not a close: a holder with close grace 0 stopped for
+// less than its TTL keeps its connections open, so the server keeps its
+// lock, and it carries on after SIGCONT.
+TEST_F(CliTest, StoppedHolderWithCloseGraceKeepsTheLockForLessThanItsTtl) {
+  const std::string log = dir_.file("stopped.log");
+  Subprocess a = spawn("holder", {"lock", "--ttl", "6s", "--close-grace", "0", "st", "--", "sh", "-c",
+                                  "echo start >> " + log + "; exec sleep 60"});
+  ASSERT_TRUE(wait_for_text(log, "start"));
+  ASSERT_TRUE(eventually([&] { return !holder_session("st").empty(); }, 10s)) << "the server shows no holder";
+  const std::string session = holder_session("st");
+  a.signal(SIGSTOP);
+  // deliberate: stopped while another `lock` waits 2 s, under the 6 s TTL.
+  CliRun b = run("taker", {"lock", "--wait", "2s", "st", "--", "true"});
+  EXPECT_EQ(b.code, 75) << "the lock was granted while its holder was stopped: " << b.err;
+  a.signal(SIGCONT);
+  EXPECT_EQ(holder_session("st"), session);
+  EXPECT_TRUE(a.running()) << "the holder stopped after SIGCONT";
+  a.signal(SIGKILL);
+  EXPECT_TRUE(a.wait(5s).has_value());
+}
+
 TEST_F(CliTest, SessionKillStopsTheCommandAndExits76) {
   const std::string marker = dir_.file("killed.marker");
   const std::string body = "trap 'echo term >> " + marker + "; exit 0' TERM; echo started >> " + marker +
