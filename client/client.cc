@@ -155,12 +155,25 @@ Result<std::string> Client::info(std::string_view section) {
 }
 
 Result<std::uint64_t> Client::open_session(Millis ttl, std::string_view owner) {
+  return open_session(ttl, owner, std::nullopt, {});
+}
+
+Result<std::uint64_t> Client::open_session(Millis ttl, std::string_view owner, std::optional<Millis> close_grace,
+                                           std::string_view reqid) {
   std::vector<std::string> args{"SESSION.OPEN", ms_arg(ttl)};
   if (!owner.empty()) {
     args.emplace_back("OWNER");
     args.emplace_back(owner);
   }
-  auto r = core_->call(args, bounded(*core_, Retry::kIfNotSent));
+  if (close_grace) {
+    args.emplace_back("ONCLOSE");
+    args.emplace_back(ms_arg(*close_grace));
+  }
+  if (!reqid.empty()) {
+    args.emplace_back("REQID");
+    args.emplace_back(reqid);
+  }
+  auto r = core_->call(args, bounded(*core_, reqid.empty() ? Retry::kIfNotSent : Retry::kSafe));
   if (!r) return r.status();
   auto id = detail::decode_integer(*r, "SESSION.OPEN");
   if (!id) return id.status();

@@ -1,6 +1,7 @@
 // The keepalive thread of a Session: SESSION.WATCH + SESSION.KEEPALIVE on a
 // dedicated connection, pushes dispatched to the SessionState.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "client/client_core.h"
@@ -58,11 +59,17 @@ void recheck_locks(SessionState& st) {
 
 class KeepaliveLoop {
  public:
-  explicit KeepaliveLoop(const std::shared_ptr<SessionState>& st)
+  KeepaliveLoop(const std::shared_ptr<SessionState>& st, std::unique_ptr<Connection> bound,
+                Clock::time_point bound_floor)
       : st_(*st),
         core_(st->client->core()),
         backoff_(core_.options().backoff_initial, core_.options().backoff_max),
-        next_keepalive_(Clock::now() + st->interval) {}
+        next_keepalive_(Clock::now() + st->interval) {
+    if (bound) {
+      bound_floor_ = bound_floor;
+      watch(std::move(bound), false);
+    }
+  }
 
   void run() {
     while (!st_.ended()) {
@@ -101,7 +108,31 @@ class KeepaliveLoop {
     } else {
       pause();
     }
+    drop();
+  }
+
+  // The connection is gone or no longer trusted. For an ONCLOSE session
+  // bound to it, the server ends the session after the close grace, counted
+  // from no earlier than bound_floor_: the safe deadline shrinks to match.
+  void drop() {
+    if (bound_floor_ && !st_.ended()) {
+      st_.bound_connection_lost(*bound_floor_);
+      if (Clock::now() >= st_.deadline()) {  // e.g. grace 0: lost now, for this reason
+        st_.end(Status(ErrorCode::kTimedOut,
+                       "session " + std::to_string(st_.id) + ": its ONCLOSE connection was lost and its close grace (" +
+                           std::to_string(st_.close_grace.count()) +
+                           " ms) is over, so the server may have ended it (safe deadline lowered)"),
+                true);
+      }
+    }
+    bound_floor_.reset();
     conn_.reset();
+  }
+
+  // An ONCLOSE request sent at `sent` on conn_ was answered: the server saw
+  // the connection open at or after `sent`.
+  void answered(Clock::time_point sent) {
+    if (bound_floor_) bound_floor_ = std::max(*bound_floor_, sent);
   }
 
   void connect() {
@@ -110,13 +141,23 @@ class KeepaliveLoop {
       if (!is_interrupted(conn.status())) pause();
       return;
     }
-    auto reply = (*conn)->roundtrip({"SESSION.WATCH", std::to_string(st_.id)},
-                                    bound(core_.options().call_timeout), st_.wake_fd, on_push());
+    watch(std::move(*conn), true);
+  }
+
+  // SESSION.WATCH on `conn`, which becomes conn_. `dialled`: a new connection
+  // (not the one the session was opened on), which an ONCLOSE session binds
+  // with its next keepalive.
+  void watch(std::unique_ptr<Connection> conn, bool dialled) {
+    const auto sent = Clock::now();
+    auto reply = conn->roundtrip({"SESSION.WATCH", std::to_string(st_.id)},
+                                 bound(core_.options().call_timeout), st_.wake_fd, on_push());
+    conn_ = std::move(conn);
     if (!reply) {
+      drop();
       if (!is_interrupted(reply.status())) pause();
       return;
     }
-    conn_ = std::move(*conn);
+    answered(sent);
     if (reply->is_error()) {
       on_error_reply(*reply);
       return;
@@ -128,25 +169,33 @@ class KeepaliveLoop {
       recheck_pending_ = true;
       next_keepalive_ = Clock::now();  // learn at once whether the session survived
     }
+    // ONCLOSE: bind the session to a new connection at once (after a
+    // reconnect or a failover the session is bound to none).
+    if (st_.bind && dialled) next_keepalive_ = Clock::now();
     watched_before_ = true;
     st_.mark_watching();
   }
 
   void keepalive() {
     const auto sent = Clock::now();
-    auto reply = conn_->roundtrip({"SESSION.KEEPALIVE", std::to_string(st_.id)},
-                                  bound(core_.options().call_timeout), st_.wake_fd, on_push());
+    std::vector<std::string> args{"SESSION.KEEPALIVE", std::to_string(st_.id)};
+    if (st_.bind) {
+      args.emplace_back("BIND");  // ONCLOSE: bound to this connection, also after a reconnect
+      if (!bound_floor_) bound_floor_ = sent;  // bound from here on, if the server reads it
+    }
+    auto reply = conn_->roundtrip(args, bound(core_.options().call_timeout), st_.wake_fd, on_push());
     if (!reply) {
-      conn_.reset();
+      drop();
       return;
     }
+    answered(sent);
     if (reply->is_error()) {
       on_error_reply(*reply);
       return;
     }
     auto remaining = decode_integer(*reply, "SESSION.KEEPALIVE");
     if (!remaining) {
-      conn_.reset();
+      drop();
       return;
     }
     st_.set_deadline(sent + safe_part(std::min(Millis(*remaining), st_.ttl), st_.drift));
@@ -161,13 +210,13 @@ class KeepaliveLoop {
   void wait_for_push() {
     auto ready = conn_->wait_readable(std::min(next_keepalive_, st_.deadline()), st_.wake_fd);
     if (!ready) {
-      conn_.reset();
+      drop();
       return;
     }
     if (!*ready) return;
     auto value = conn_->read(bound(core_.options().call_timeout), st_.wake_fd);
     if (!value) {
-      conn_.reset();
+      drop();  // e.g. the server's side closed: for ONCLOSE, the grace is running
       return;
     }
     if (value->type == resp::Type::kPush) handle_push(st_, *value);
@@ -182,12 +231,18 @@ class KeepaliveLoop {
   Backoff backoff_;
   Clock::time_point next_keepalive_;
   std::unique_ptr<Connection> conn_;
+  // ONCLOSE: the session may be bound to conn_ (the open or a BIND was sent
+  // on it), and the server saw conn_ open no earlier than this.
+  std::optional<Clock::time_point> bound_floor_;
   bool watched_before_ = false;
   bool recheck_pending_ = false;
 };
 
 }  // namespace
 
-void run_keepalive(const std::shared_ptr<SessionState>& state) { KeepaliveLoop(state).run(); }
+void run_keepalive(const std::shared_ptr<SessionState>& state, std::unique_ptr<Connection> bound,
+                   Clock::time_point bound_floor) {
+  KeepaliveLoop(state, std::move(bound), bound_floor).run();
+}
 
 }  // namespace leasehold::client::detail

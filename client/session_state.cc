@@ -38,6 +38,8 @@ SessionState::SessionState(std::shared_ptr<Client> client_in, std::uint64_t id_i
       drift(drift_margin(options)),
       drift_factor(std::clamp(options.drift_factor, 0.0, 1.0)),
       drift_fixed(options.drift_fixed),
+      bind(options.close_grace.has_value()),
+      close_grace(options.close_grace.value_or(Millis(0))),
       wake_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       on_lost_(options.on_lost),
       on_lock_lost_(options.on_lock_lost),
@@ -53,6 +55,14 @@ Clock::time_point SessionState::deadline() const {
 
 void SessionState::set_deadline(Clock::time_point when) {
   deadline_ticks_.store(when.time_since_epoch().count(), std::memory_order_release);
+}
+
+void SessionState::bound_connection_lost(Clock::time_point bound_floor) {
+  if (!bind) return;
+  const Millis margin = std::chrono::duration_cast<Millis>(close_grace * drift_factor) + drift_fixed;
+  const Clock::time_point limit = bound_floor + safe_part(close_grace, margin);
+  // Only this session's keepalive thread moves the deadline.
+  if (limit < deadline()) set_deadline(limit);
 }
 
 bool SessionState::ended() const {
@@ -71,6 +81,7 @@ Status SessionState::status() const {
 }
 
 void SessionState::end(Status why, bool is_loss) {
+  if (closing.load(std::memory_order_acquire)) is_loss = false;
   std::vector<std::shared_ptr<HeldLock>> locks;
   {
     std::lock_guard lock(mu_);

@@ -25,6 +25,8 @@
 
 namespace leasehold::client::detail {
 
+class Connection;  // client/connection.h
+
 // One lock a guard holds. Shared by the guard and the session's registry.
 class HeldLock {
  public:
@@ -67,10 +69,23 @@ struct SessionState {
   const Millis drift;  // drift_margin(options)
   const double drift_factor;  // options.drift_factor, clamped to [0, 1] (also bounds a lease)
   const Millis drift_fixed;   // options.drift_fixed
+  const bool bind;     // opened with ONCLOSE: each keepalive re-binds (SESSION.KEEPALIVE id BIND)
+  const Millis close_grace;  // options.close_grace (0 without ONCLOSE)
+  // Session::close() is closing it on the server: an end from now on is
+  // not a loss (no on_lost / on_lock_lost), whatever the keepalive thread saw.
+  std::atomic<bool> closing{false};
   const int wake_fd;  // eventfd, readable once ended (-1 if it could not be made)
 
   Clock::time_point deadline() const;
   void set_deadline(Clock::time_point when);
+  // ONCLOSE: the connection the session is bound to is gone (dropped by this
+  // client, or closed under it). The server may have seen that close as
+  // early as `bound_floor` (the send time of the latest request it answered
+  // on that connection, or of the binding request itself) and then ends the
+  // session after the close grace: the safe deadline becomes at most
+  // bound_floor + close_grace - drift. A re-bind acknowledged later raises
+  // it again (set_deadline) if it came first.
+  void bound_connection_lost(Clock::time_point bound_floor);
   std::uint64_t next_seq() { return seq_.fetch_add(1) + 1; }
 
   bool ended() const;  // lost or closed, or the safe deadline has passed
@@ -114,7 +129,11 @@ Millis drift_margin(const SessionOptions& options);
 // lease minus `drift`, never negative.
 inline Millis safe_part(Millis lease, Millis drift) { return lease > drift ? lease - drift : Millis(0); }
 
-// The keepalive thread's body: runs until the state has ended.
-void run_keepalive(const std::shared_ptr<SessionState>& state);
+// The keepalive thread's body: runs until the state has ended. `bound`, when
+// given, is the connection an ONCLOSE session was opened on (so bound to),
+// `bound_floor` the send time of that open: the loop watches and keeps the
+// session alive on it rather than dialling another.
+void run_keepalive(const std::shared_ptr<SessionState>& state, std::unique_ptr<Connection> bound = nullptr,
+                   Clock::time_point bound_floor = {});
 
 }  // namespace leasehold::client::detail

@@ -26,8 +26,13 @@ namespace leasehold::core {
 
 // --- sessions -------------------------------------------------------------
 
-// Opens a session. Reply: session id. Not idempotent (there is no session yet
-// to key on); an orphan from a lost reply simply expires after its TTL.
+// Opens a session. Reply: session id. Not idempotent through seq (there is no
+// session yet to key on); `reqid` makes it retry-safe instead: while a session
+// opened by the same user with the same reqid is live, the open returns that
+// session (no change, no effect). Without a reqid an orphan from a lost reply
+// simply expires after its TTL.
+// Errors: kInvalidArgument for a bad ttl, a close grace over the TTL or a
+// reqid with bytes outside printable ASCII; kLimitExceeded for sizes.
 struct OpenSession {
   std::uint64_t ttl_ms = 0;  // [limits.min_ttl_ms, limits.max_ttl_ms]
   std::string owner;         // free-form label, <= limits.max_owner_bytes
@@ -36,6 +41,12 @@ struct OpenSession {
   // session (server/security/acl.h); recorded here so standbys and restarts agree.
   // Encoded only when non-empty (older logs decode with user "").
   std::string user = {};
+  // ONCLOSE: the session ends (ConnectionClosed) this long after the
+  // connection bound to it closes; nullopt = no binding. <= ttl_ms. Part of
+  // the session's state so a new primary knows it when a client re-binds.
+  std::optional<std::uint32_t> close_grace_ms = {};
+  // REQID: the retry key, <= limits.max_reqid_bytes, printable ASCII; "" = none.
+  std::string reqid = {};
 };
 
 // Closes a session cleanly: releases its locks (no lock-delay, and no LockLost:
@@ -235,6 +246,15 @@ struct Transfer {
   SessionId to = 0;
 };
 
+// Proposed by the primary when the connection bound to a session opened with
+// ONCLOSE closed (FIN or RST) and the close grace passed without a keepalive
+// or re-bind. Ends the session like ExpireSession (LockLost, lock-delay
+// applies) with reason kClosed: SessionEnded{kClosed}, LockLost{kClosed}.
+// Reply: kOk, or kNotFound if the session is not live.
+struct ConnectionClosed {
+  SessionId session = 0;
+};
+
 // --- shards (DESIGN.md section 7) -------------------------------------------
 
 // Proposed by a shard's primary at start when its configured hash slots (or
@@ -259,7 +279,7 @@ struct SetOwnedSlots {
 using CommandBody = std::variant<OpenSession, CloseSession, ExpireSession, KillSession,
                                  SetSessionTtl, Acquire, Release, CancelWait, TimeoutWait,
                                  Revoke, Tick, FencePut, CompatSet, CompatDelete, Reopen,
-                                 EndLease, ExtendLease, Transfer, SetOwnedSlots>;
+                                 EndLease, ExtendLease, Transfer, ConnectionClosed, SetOwnedSlots>;
 
 struct Command {
   LogMillis now = 0;     // the primary's log clock when proposed

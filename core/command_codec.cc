@@ -17,7 +17,13 @@ struct BodyWriter {
   void operator()(const OpenSession& b) {
     w.varint(b.ttl_ms);
     w.bytes(b.owner);
-    if (!b.user.empty()) w.bytes(b.user);  // optional trailing field: old images stay valid
+    // Optional trailing fields: an open without them keeps its old bytes.
+    const bool extended = b.close_grace_ms.has_value() || !b.reqid.empty();
+    if (!b.user.empty() || extended) w.bytes(b.user);
+    if (extended) {
+      w.varint(b.close_grace_ms ? std::uint64_t{*b.close_grace_ms} + 1 : 0);  // 0 = no ONCLOSE
+      w.bytes(b.reqid);
+    }
   }
   void operator()(const CloseSession& b) { w.varint(b.session); }
   void operator()(const ExpireSession& b) { w.varint(b.session); }
@@ -51,6 +57,7 @@ struct BodyWriter {
     w.boolean(b.if_value.has_value());
     if (b.if_value) w.bytes(*b.if_value);
   }
+  void operator()(const ConnectionClosed& b) { w.varint(b.session); }
   void operator()(const Reopen& b) {
     w.varint(b.revision_floor);
     w.boolean(b.expire_sessions);
@@ -82,6 +89,11 @@ struct BodyReader {
     b.ttl_ms = in.varint();
     b.owner = str();
     if (in.ok() && !in.at_end()) b.user = str();  // the body is last: more bytes are the user
+    if (in.ok() && !in.at_end()) {
+      const std::uint64_t grace = in.varint_max(std::uint64_t{0xffffffffULL} + 1);
+      if (grace != 0) b.close_grace_ms = static_cast<std::uint32_t>(grace - 1);
+      b.reqid = str();
+    }
   }
   void operator()(CloseSession& b) { b.session = in.varint(); }
   void operator()(ExpireSession& b) { b.session = in.varint(); }
@@ -121,6 +133,7 @@ struct BodyReader {
     b.key = str();
     if (in.boolean()) b.if_value = str();
   }
+  void operator()(ConnectionClosed& b) { b.session = in.varint(); }
   void operator()(Reopen& b) {
     b.revision_floor = in.varint();
     b.expire_sessions = in.boolean();

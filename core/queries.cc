@@ -20,6 +20,7 @@ SessionInfo session_info(SessionId id, const Session& s) {
   info.user = s.user();
   info.opened_at = s.opened_at;
   info.compat = s.compat;
+  info.close_grace_ms = s.close_grace_ms();
   for (const LockEntry* e : s.locks()) {
     const auto& holders = e->second.holders;
     const bool holds = std::any_of(holders.begin(), holders.end(),

@@ -9,6 +9,7 @@
 //   kill     : as expire with kKilled.
 //   replace  : (compat SET over a compat key) LockLost{kReplaced}, SessionEnded{kClosed}.
 //   revoke   : (LOCK.REVOKE of a compat key) LockLost{kRevoked}, SessionEnded{kKilled}.
+//   connection closed (ONCLOSE): as expire with LockLost{kClosed}, SessionEnded{kClosed}.
 #include <algorithm>
 #include <string>
 
@@ -37,7 +38,8 @@ LossReason loss_reason(EndKind kind) {
     case EndKind::kKill: return LossReason::kKilled;
     case EndKind::kReplace: return LossReason::kReplaced;
     case EndKind::kRevoke: return LossReason::kRevoked;
-    case EndKind::kClose: break;
+    case EndKind::kClose:
+    case EndKind::kConnectionClosed: break;
   }
   return LossReason::kClosed;
 }
@@ -48,7 +50,8 @@ SessionEndReason end_reason(EndKind kind) {
     case EndKind::kKill:
     case EndKind::kRevoke: return SessionEndReason::kKilled;
     case EndKind::kClose:
-    case EndKind::kReplace: break;
+    case EndKind::kReplace:
+    case EndKind::kConnectionClosed: break;
   }
   return SessionEndReason::kClosed;
 }
@@ -69,6 +72,10 @@ void end_session(Ctx& c, SessionId id, EndKind kind) {
   before_session_change(c.s, id);
   Session& sess = sit->second;
   const bool had_user = !sess.user().empty();
+  if (sess.has_open_options()) {
+    --c.s.sessions_with_open_options;
+    if (!sess.reqid().empty()) c.s.reqids.erase(reqid_key(sess.user(), sess.reqid()));
+  }
   std::vector<LockEntry*> links = sess.take_locks();
   // Canonical order (independent of how the links were built or restored).
   std::sort(links.begin(), links.end(),
@@ -76,7 +83,7 @@ void end_session(Ctx& c, SessionId id, EndKind kind) {
   if (sess.compat) {
     for (const LockEntry* e : links) c.s.compat.erase(e->first);
   }
-  const bool applies_delay = kind == EndKind::kExpire || kind == EndKind::kKill;
+  const bool applies_delay = kind == EndKind::kExpire || kind == EndKind::kKill || kind == EndKind::kConnectionClosed;
   for (LockEntry* e : links) {
     Lock& l = e->second;
     const auto h = std::find_if(l.holders.begin(), l.holders.end(),
@@ -123,9 +130,44 @@ void note_session_ended(CoreState& s) {
   order.stale = 0;
 }
 
+std::string reqid_key(std::string_view user, std::string_view reqid) {
+  std::string key = num(user.size());
+  key += ':';
+  key += user;
+  key += reqid;
+  return key;
+}
+
+bool note_open_options(CoreState& s, SessionId id, const Session& sess) {
+  if (!sess.has_open_options()) return true;
+  ++s.sessions_with_open_options;
+  if (sess.reqid().empty()) return true;
+  return s.reqids.try_emplace(reqid_key(sess.user(), sess.reqid()), id).second;
+}
+
 Reply apply_open_session(Ctx& c, const OpenSession& o) {
   const Limits& lim = c.s.limits;
+  if (!o.reqid.empty()) {
+    if (o.reqid.size() > lim.max_reqid_bytes) {
+      return Reply::fail(ErrorCode::kLimitExceeded, "reqid is " + num(o.reqid.size()) + " bytes, over max_reqid_bytes " +
+                                                        num(lim.max_reqid_bytes));
+    }
+    if (!std::all_of(o.reqid.begin(), o.reqid.end(), [](char ch) { return ch > ' ' && ch < 0x7f; })) {
+      return Reply::fail(ErrorCode::kInvalidArgument, "reqid must be printable ASCII without spaces");
+    }
+    // A retry of an open whose session is still live: that session, unchanged.
+    if (const auto found = c.s.reqids.find(reqid_key(o.user, o.reqid)); found != c.s.reqids.end()) {
+      Reply r;
+      r.session = found->second;
+      return r;
+    }
+  }
   if (Reply r = check_ttl(lim, o.ttl_ms); r.is_error()) return r;
+  if (o.close_grace_ms && *o.close_grace_ms > o.ttl_ms) {
+    return Reply::fail(ErrorCode::kInvalidArgument, "close grace " + num(*o.close_grace_ms) +
+                                                        " ms is over the session TTL " + num(o.ttl_ms) +
+                                                        " ms (the TTL would end the session first)");
+  }
   if (o.owner.size() > lim.max_owner_bytes) {
     return Reply::fail(ErrorCode::kLimitExceeded, "owner is " + num(o.owner.size()) +
                                                       " bytes, over max_owner_bytes " +
@@ -148,6 +190,9 @@ Reply apply_open_session(Ctx& c, const OpenSession& o) {
   sess.opened_at = c.now;
   sess.set_labels(o.owner, o.user);
   if (!o.user.empty()) ++c.s.sessions_with_user;
+  sess.set_open_options(o.close_grace_ms, o.reqid);
+  const bool fresh_key = note_open_options(c.s, id, sess);
+  LEASEHOLD_ASSERT(fresh_key, "reqid of session {} already taken", id);
   c.effects.emplace_back(SessionStarted{id, o.ttl_ms});
   Reply r;
   r.session = id;
@@ -168,6 +213,10 @@ Reply apply_expire_session(Ctx& c, const ExpireSession& o) {
 
 Reply apply_kill_session(Ctx& c, const KillSession& o) {
   return end_by_operator(c, o.session, EndKind::kKill);
+}
+
+Reply apply_connection_closed(Ctx& c, const ConnectionClosed& o) {
+  return end_by_operator(c, o.session, EndKind::kConnectionClosed);
 }
 
 Reply apply_set_ttl(Ctx& c, const SetSessionTtl& o) {

@@ -45,7 +45,7 @@ Status decode_snapshot(std::string_view bytes, CoreState& out) {
   ByteReader crc_in(bytes.substr(bytes.size() - 4));
   if (crc_in.u32_fixed() != snapshot_crc(body)) return corrupt("checksum mismatch");
   const auto version = static_cast<std::uint8_t>(bytes[kSnapshotMagic.size()]);
-  if (version < 1 || version > kSnapshotVersionUsers) {
+  if (version < 1 || version > kSnapshotVersionOpenOptions) {
     return corrupt("unsupported version " + std::to_string(version));
   }
   ByteReader in(body.substr(kSnapshotMagic.size() + 1));

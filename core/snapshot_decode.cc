@@ -37,7 +37,8 @@ bool read_mode_lease(ByteReader& in, LockMode& mode, std::uint64_t& lease) {
   return in.ok();
 }
 
-Status read_sessions(ByteReader& in, CoreState& s, bool with_users) {
+Status read_sessions(ByteReader& in, CoreState& s, std::uint8_t version) {
+  const bool with_users = version >= kSnapshotVersionUsers;
   const std::size_t n = in.count(6);
   s.sessions.reserve(n);  // one allocation of the buckets, no rehash while filling
   SessionId prev = 0;
@@ -61,6 +62,14 @@ Status read_sessions(ByteReader& in, CoreState& s, bool with_users) {
     const std::string user = with_users ? in.bytes(snapshot_io::max_string()) : std::string();
     sess.set_labels(owner, user);
     if (!user.empty()) ++s.sessions_with_user;
+    if (version >= kSnapshotVersionOpenOptions) {
+      const std::uint64_t grace = in.varint_max(kMaxSessionTtlMs + 1);
+      const std::string reqid = in.bytes(snapshot_io::max_string());
+      if (!in.ok()) break;
+      // (A grace may exceed the TTL: a later SetSessionTtl may lower it.)
+      sess.set_open_options(grace == 0 ? std::nullopt : std::optional<std::uint32_t>(grace - 1), reqid);
+      if (!note_open_options(s, id, sess)) return corrupt("reqid of session " + std::to_string(id) + " taken twice");
+    }
     if (sess.ttl_ms == 0 && !sess.compat) return corrupt("session with ttl 0");
     if (in.boolean()) {
       IdemWindow& idem = sess.idem_window();
@@ -258,7 +267,7 @@ Status decode_snapshot_body(ByteReader& in, CoreState& s, std::uint8_t version) 
   s.last_now = in.varint();
   if (version >= 2) s.paused_until = in.varint();
   if (!in.ok()) return corrupt("malformed header");
-  if (Status st = read_sessions(in, s, version >= 3); !st.is_ok()) return st;
+  if (Status st = read_sessions(in, s, version); !st.is_ok()) return st;
   if (Status st = read_locks(in, s); !st.is_ok()) return st;
   if (Status st = read_values(in, s); !st.is_ok()) return st;
   if (Status st = read_shard(in, s); !st.is_ok()) return st;

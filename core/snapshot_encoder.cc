@@ -130,13 +130,18 @@ std::uint32_t snapshot_crc(std::string_view bytes, std::uint32_t crc) {
   return static_cast<std::uint32_t>(c);
 }
 
-void put_session(ByteWriter& w, SessionId id, const Session& sess, bool users) {
+void put_session(ByteWriter& w, SessionId id, const Session& sess, std::uint8_t version) {
   w.varint(id);
   w.varint(sess.ttl_ms);
   w.varint(sess.opened_at);
   w.boolean(sess.compat);
   w.bytes(sess.owner());
-  if (users) w.bytes(sess.user());
+  if (version >= kSnapshotVersionUsers) w.bytes(sess.user());
+  if (version >= kSnapshotVersionOpenOptions) {
+    const std::optional<std::uint32_t> grace = sess.close_grace_ms();
+    w.varint(grace ? std::uint64_t{*grace} + 1 : 0);
+    w.bytes(sess.reqid());
+  }
   const IdemWindow* idem = sess.idem();
   w.boolean(idem != nullptr);
   if (idem) {
@@ -154,11 +159,15 @@ void put_session(ByteWriter& w, SessionId id, const Session& sess, bool users) {
 }
 
 SnapshotEncoder::SnapshotEncoder(const CoreState& s)
-    : through_(highest_session_id(s)), expected_(s.sessions.size()), users_(s.sessions_with_user != 0) {
+    : through_(highest_session_id(s)),
+      expected_(s.sessions.size()),
+      version_(s.sessions_with_open_options != 0 ? kSnapshotVersionOpenOptions
+               : s.sessions_with_user != 0       ? kSnapshotVersionUsers
+                                                 : kSnapshotVersionNoUsers) {
   // A small image grows its one buffer as usual; a large one fills pieces.
   if (expected_ * 8 >= kPieceBytes) current_.buffer().reserve(kPieceCapacity);
   current_.raw(kSnapshotMagic);
-  current_.u8(users_ ? kSnapshotVersionUsers : kSnapshotVersionNoUsers);
+  current_.u8(version_);
   current_.varint(s.revision);
   current_.varint(s.last_now);
   current_.varint(s.paused_until);
@@ -171,7 +180,7 @@ void SnapshotEncoder::before_change(const CoreState& s, SessionId id) {
   const auto found = s.sessions.find(id);
   if (found == s.sessions.end()) return;
   ByteWriter w;
-  put_session(w, id, found->second, users_);
+  put_session(w, id, found->second, version_);
   copies_.emplace(id, w.take());
 }
 
@@ -202,7 +211,7 @@ bool SnapshotEncoder::step(const CoreState& s, std::size_t max_sessions) {
       ++written_;
       copy = copies_.erase(copy);
     } else if (const auto found = s.sessions.find(id); found != s.sessions.end()) {
-      put_session(current_, id, found->second, users_);
+      put_session(current_, id, found->second, version_);
       ++written_;
     }  // else a stale id: the session ended before begin
     if (has_live && *live == id) ++live;

@@ -73,7 +73,7 @@ class SnapshotEncoder {
   SessionId next_ = 1;          // every session with a lower id is written
   std::size_t expected_ = 0;    // sessions live at begin
   std::size_t written_ = 0;
-  bool users_ = false;          // image version with users (see snapshot.cc)
+  std::uint8_t version_ = 0;    // the image's version (core/snapshot_format.h)
   bool done_ = false;
   std::map<SessionId, std::string> copies_;  // sessions >= next_ changed since begin, as at begin
   std::vector<std::string> pieces_;
@@ -82,6 +82,6 @@ class SnapshotEncoder {
 };
 
 // The encoding of one session as it appears in the image.
-void put_session(ByteWriter& w, SessionId id, const Session& sess, bool users);
+void put_session(ByteWriter& w, SessionId id, const Session& sess, std::uint8_t version);
 
 }  // namespace leasehold::core::detail

@@ -15,9 +15,12 @@ inline constexpr std::string_view kSnapshotMagic = "LHSM";
 // Versions: 1 the original layout; 2 adds paused_until (the Reopen
 // quarantine) after last_now; 3 also adds each session's user after its
 // owner. An image whose sessions all have no user is written as version 2
-// (so images without users keep one encoding); all three are read.
+// (so images without users keep one encoding); 4 also adds each session's
+// ONCLOSE grace (+1, 0 = none) and reqid after its user, and is written only
+// when some session has either. All four are read.
 inline constexpr std::uint8_t kSnapshotVersionNoUsers = 2;
 inline constexpr std::uint8_t kSnapshotVersionUsers = 3;
+inline constexpr std::uint8_t kSnapshotVersionOpenOptions = 4;
 // A holder's or waiter's mode byte with this bit set is followed by its
 // lease (a holder's lease end, a waiter's lease length; never 0). Images
 // without leases are unchanged, so no version bump.

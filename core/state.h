@@ -18,6 +18,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -95,6 +96,8 @@ struct IdemWindow {
 // What only some sessions have: an owner or user name, locks, SEQ retries.
 struct SessionExtras {
   SessionLabels labels;              // owner, and the authenticated user that opened it
+  std::uint32_t close_grace_plus1 = 0;  // ONCLOSE grace + 1; 0 = opened without ONCLOSE
+  std::string reqid;                 // SESSION.OPEN REQID ("" = none); keyed in CoreState::reqids
   std::vector<LockEntry*> locks;     // locks this session holds or waits for
   std::unique_ptr<IdemWindow> idem;  // allocated on the first seq != 0
 };
@@ -126,6 +129,20 @@ struct Session {
   std::vector<LockEntry*>& lock_list() { return extra().locks; }
   // Moves the lock list out (left empty).
   std::vector<LockEntry*> take_locks() { return extras ? std::move(extras->locks) : std::vector<LockEntry*>(); }
+  // ONCLOSE grace, or nullopt when opened without ONCLOSE.
+  std::optional<std::uint32_t> close_grace_ms() const {
+    if (!extras || extras->close_grace_plus1 == 0) return std::nullopt;
+    return extras->close_grace_plus1 - 1;
+  }
+  std::string_view reqid() const { return extras ? std::string_view(extras->reqid) : std::string_view(); }
+  // True if the session has an ONCLOSE grace or a reqid (snapshot version 4).
+  bool has_open_options() const { return extras && (extras->close_grace_plus1 != 0 || !extras->reqid.empty()); }
+  // Sets the ONCLOSE grace and reqid (allocates the extras only if either is set).
+  void set_open_options(std::optional<std::uint32_t> grace, std::string_view reqid) {
+    if (!extras && !grace && reqid.empty()) return;
+    extra().close_grace_plus1 = grace ? *grace + 1 : 0;
+    extra().reqid = std::string(reqid);
+  }
   // The idempotence window, or null.
   IdemWindow* idem() const { return extras ? extras->idem.get() : nullptr; }
   // The idempotence window, allocated if need be.
@@ -183,6 +200,10 @@ struct CoreState {
   // owns. shard 0: unsharded, every slot is owned and ids carry no shard.
   std::uint32_t shard = 0;
   slots::SlotSet owned_slots;
+  // Sessions with an ONCLOSE grace or a reqid (snapshot version 4 when non-zero).
+  std::size_t sessions_with_open_options = 0;
+  // Live sessions opened with a REQID: reqid_key(user, reqid) -> session.
+  StringMap<SessionId> reqids;
   // The snapshot being encoded in steps (StateMachine::begin_snapshot), or
   // null. Handlers call before_session_change() before changing a session.
   std::unique_ptr<SnapshotEncoder> encoder;
@@ -237,7 +258,7 @@ void erase_session_link(Session& session, const LockEntry* entry);
 // Acquire that was granted is no longer told it holds the lock.
 void withdraw_cached_grant(Ctx& c, const std::string& lock_name, const Holder& h);
 // Reason a holder loses its lock when its session ends (see sessions.cc).
-enum class EndKind : std::uint8_t { kClose, kExpire, kKill, kReplace, kRevoke };
+enum class EndKind : std::uint8_t { kClose, kExpire, kKill, kReplace, kRevoke, kConnectionClosed };
 // Removes `session_id` from every lock it holds or waits for, with effects,
 // then erases the session and its compat value (if any).
 void end_session(Ctx& c, SessionId session_id, EndKind kind);
@@ -253,7 +274,14 @@ Reply check_lease(std::uint64_t lease_ms);
 void start_lease(Ctx& c, LockEntry& entry, std::uint64_t lease_ms);
 
 // --- sessions.cc ---
+// The key of CoreState::reqids: the user's length, ':', the user, the reqid
+// (so no two (user, reqid) pairs share a key).
+std::string reqid_key(std::string_view user, std::string_view reqid);
+// Registers a restored or opened session's open options in the counters and
+// the reqid index. False if its reqid key is taken already.
+bool note_open_options(CoreState& s, SessionId id, const Session& sess);
 Reply apply_open_session(Ctx& c, const OpenSession& o);
+Reply apply_connection_closed(Ctx& c, const ConnectionClosed& o);
 Reply apply_close_session(Ctx& c, const CloseSession& o);
 Reply apply_expire_session(Ctx& c, const ExpireSession& o);
 Reply apply_kill_session(Ctx& c, const KillSession& o);

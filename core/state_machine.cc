@@ -116,6 +116,7 @@ Reply dispatch(Ctx& c) {
         else if constexpr (std::is_same_v<T, EndLease>) return apply_end_lease(c, b);
         else if constexpr (std::is_same_v<T, ExtendLease>) return apply_extend_lease(c, b);
         else if constexpr (std::is_same_v<T, Transfer>) return apply_transfer(c, b);
+        else if constexpr (std::is_same_v<T, ConnectionClosed>) return apply_connection_closed(c, b);
         else return apply_set_owned_slots(c, b);
       },
       c.cmd.body);

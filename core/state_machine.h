@@ -41,6 +41,7 @@ struct SessionInfo {
   std::uint32_t held = 0;    // locks held
   std::uint32_t waiting = 0; // queued waits
   bool compat = false;       // implicit session of a compat key
+  std::optional<std::uint32_t> close_grace_ms;  // ONCLOSE grace (nullopt: opened without)
 };
 
 struct HolderInfo {

@@ -80,6 +80,8 @@ struct Limits {
   // How many recent (seq -> reply) entries each session remembers for
   // idempotent retries. A retry of an older seq gets kInvalidArgument.
   std::size_t idempotence_window = 8;
+  // SESSION.OPEN REQID: the retry key's length (printable ASCII).
+  std::size_t max_reqid_bytes = 64;
 };
 
 // The session TTLs `lim` accepts, inclusive: check_ttl refuses every other

@@ -90,7 +90,10 @@ Status Server::start() {
     for (const std::string& notice : node_->start_notices()) spdlog::warn("revision record: {}", notice);
   }
   waits_.attach(*node_);
-  node_->set_effect_listener([this](const core::Effect& e) { waits_.on_effect(e); });
+  node_->set_effect_listener([this](const core::Effect& e) {
+    if (const auto* ended = std::get_if<core::SessionEnded>(&e)) close_bindings_.session_ended(ended->session);
+    waits_.on_effect(e);
+  });
   if (Status st = obs_->open_history(); !st) return st;
   obs_->attach(*node_, config_.cluster.enabled());
   const node::NodeStats stats = node_->stats();
@@ -115,6 +118,7 @@ Status Server::start() {
   signals_.open(&loop_, [this](const char* why) { begin_shutdown(why); }, [this] { on_sighup(); });
   read_budget_.open(&loop_);
   delayed_errors_.open(&loop_);
+  close_bindings_.open(&loop_, [this](core::SessionId s) { end_closed_session(s); });
   handles_open_ = true;
 
   uv_prepare_start(&prepare_, [](uv_prepare_t* h) {
@@ -254,6 +258,32 @@ void Server::on_new_connection(uv_stream_t* listener, int status) {
   spdlog::debug("client connected id={} peer={}", conn->id(), conn->peer());
 }
 
+void Server::on_connection_closing(Connection& conn) {
+  waits_.connection_closing(conn);
+  // Sessions bound to it with ONCLOSE end after their grace when the peer
+  // closed it; a close of ours (or a shutdown) ends none.
+  if (!shutting_down_) {
+    close_bindings_.connection_closed(conn.id(), conn.closed_by_peer(), [this](core::SessionId s) -> std::optional<std::uint32_t> {
+      const auto info = node_->state().session(s);
+      return info ? info->close_grace_ms : std::nullopt;
+    });
+  }
+}
+
+void Server::end_closed_session(core::SessionId session) {
+  if (shutting_down_) {
+    close_bindings_.end_failed(session);
+    return;
+  }
+  spdlog::info("session {} ends: its ONCLOSE connection closed and the grace passed", session);
+  core::Command cmd;
+  cmd.body = core::ConnectionClosed{session};
+  // Not live any more, or not primary: nothing to do but let keepalives in again.
+  node_->propose(std::move(cmd), [this, session](const core::ApplyResult& r) {
+    if (r.reply.is_error()) close_bindings_.end_failed(session);
+  });
+}
+
 void Server::arm_node_timer() {
   if (!node_ || shutting_down_) return;
   const auto deadline = node_->next_timer_deadline();
@@ -322,6 +352,7 @@ void Server::close_loop_handles() {
     uv_close(as_handle(&idle_timer_), nullptr);
     signals_.close();
     delayed_errors_.close();
+    close_bindings_.close();
   }
   executor_->close();
 }

@@ -138,6 +138,7 @@ class Server final : public ConnectionHost, public ServerServices {
   bool speaks_for(core::SessionId session, const Connection& conn) const override {
     return waits_.speaks_for(session, conn);
   }
+  CloseBindings& close_bindings() override { return close_bindings_; }
 
   // --- security (server/security/acl.h) ---
   const AclUsers& acl() const override { return security_.acl(); }
@@ -167,7 +168,9 @@ class Server final : public ConnectionHost, public ServerServices {
   // check_access, then the read gate or the handler (server_commands.cc).
   void execute(const std::shared_ptr<Connection>& conn, const CommandSpec& spec, const std::vector<std::string>& args,
                Responder reply) override;
-  void on_connection_closing(Connection& conn) override { waits_.connection_closing(conn); }
+  // Ends the connection's waits and watches; starts the close grace of the
+  // ONCLOSE sessions bound to it.
+  void on_connection_closing(Connection& conn) override;
   void forget_connection(std::uint64_t id) override { connections_.forget(id); }
 
  private:
@@ -185,6 +188,8 @@ class Server final : public ConnectionHost, public ServerServices {
   bool record_owned_slots();
   // Starts reading from the connections accepted before serving began.
   void start_serving();
+  // Proposes ConnectionClosed for an ONCLOSE session whose grace passed.
+  void end_closed_session(core::SessionId session);
   void arm_node_timer();
   void sweep_idle();
   void begin_shutdown(const char* why);
@@ -228,6 +233,7 @@ class Server final : public ConnectionHost, public ServerServices {
   WaitsAndPushes waits_{connections_};
   SecurityState security_{config_};  // users, TLS certificates, access checks
   DelayedErrors delayed_errors_;  // delay_error()
+  CloseBindings close_bindings_;  // ONCLOSE sessions (end_closed_session())
 
   bool shutting_down_ = false;
   ServerCounters counters_;

@@ -44,6 +44,8 @@ struct LockArgs {
   std::string ttl = "10s";
   std::string wait = "30s";
   std::string grace = "10s";
+  std::string close_grace = "0";  // ONCLOSE: a killed `leasehold lock` frees the lock at once
+  bool no_close_grace = false;
   std::string max_hold;  // empty: no LEASE
   bool shared = false;
   unsigned limit = 0;
@@ -151,6 +153,10 @@ int run_lock(LockArgs& a) {
   if (!wait) return cli::report("lock", Status(wait.status().code(), "--wait: " + wait.status().message()));
   auto grace = cli::parse_duration(a.grace);
   if (!grace) return cli::report("lock", Status(grace.status().code(), "--grace: " + grace.status().message()));
+  auto close_grace = cli::parse_duration(a.close_grace);
+  if (!close_grace) {
+    return cli::report("lock", Status(close_grace.status().code(), "--close-grace: " + close_grace.status().message()));
+  }
   std::optional<Millis> max_hold;
   if (!a.max_hold.empty()) {
     auto hold = cli::parse_duration(a.max_hold);
@@ -174,6 +180,7 @@ int run_lock(LockArgs& a) {
 
   client::SessionOptions so;
   so.ttl = *ttl;
+  if (!a.no_close_grace) so.close_grace = *close_grace;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   so.owner = "leasehold lock pid " + std::to_string(getpid()) + "@" + host;
@@ -253,6 +260,12 @@ void register_lock(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--grace", args->grace, "After a loss: SIGTERM, then SIGKILL after this")
       ->capture_default_str();
+  auto* no_close = cmd->add_flag("--no-close-grace", args->no_close_grace,
+                                 "Keep the lock until the TTL even when this process dies (no ONCLOSE)");
+  cmd->add_option("--close-grace", args->close_grace,
+                  "If this process dies (its connection closes), free the lock after this (0: at once)")
+      ->capture_default_str()
+      ->excludes(no_close);
   cmd->add_option("--max-hold", args->max_hold,
                   "Hold the lock at most this long (LEASE): then stop the command (SIGTERM, SIGKILL after "
                   "--grace) and exit 79 (10m, 90s)");

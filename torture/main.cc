@@ -1,7 +1,7 @@
 // torture/main.cc: the `leasehold-torture` command (docs/torture.md).
 //
 //   leasehold-torture run [--mode embedded|embedded-lease|cluster-1etcd|cluster-3etcd|mixed] [--seed N|random] [--runs N] [--seconds S] [--workers N] [--ttl MS] [--keys N]
-//                         [--faults a,b,...] [--clock none|wall|rate:X|random]
+//                         [--faults a,b,...] [--clock none|wall|rate:X|random] [--onclose-grace off|MS|random]
 //                         [--server-arg ARG]... [--server-env K=V]... [--failures DIR]
 //                         [--keep-history] [--report FILE] [--summary FILE] [--commit ID]
 //                         [--expect-violation CHECK[,CHECK...]] [--allow-violation CHECK[,CHECK...]]
@@ -89,11 +89,13 @@ int worker_main(const std::vector<std::string>& args) {
     else if (f == "--seconds") c.seconds = static_cast<int>(number(f, v, 1, 86400));
     else if (f == "--ttl") c.ttl_ms = static_cast<int>(number(f, v, 100, 600000));
     else if (f == "--keys") c.keys = static_cast<int>(number(f, v, 1, 100));
+    else if (f == "--close-grace") c.close_grace_ms = static_cast<int>(number(f, v, 0, 600000));
     else if (f == "--history") c.history = v;
     else if (f == "--register") c.register_dir = v;
     else usage("unknown worker flag " + f);
   }
   if (args.size() % 2 != 0) usage("worker flags come in pairs");
+  if (c.close_grace_ms > c.ttl_ms) usage("--close-grace is over --ttl");
   return run_worker(c);
 }
 
@@ -193,6 +195,7 @@ int run_main(const std::vector<std::string>& args) {
   c.self_exe = self_exe();
   c.failures_dir = leasehold::testing::build_dir() + "/torture/failures";
   std::string seed_text = "random", clock = "none", report, summary;
+  std::string onclose = "off";  // the workers' close grace: off, MS, or random (by seed)
   const char* commit_env = std::getenv("LEASEHOLD_COMMIT");
   std::string commit = commit_env != nullptr && *commit_env != '\0' ? commit_env : "unknown";
   int runs = 1;
@@ -215,6 +218,7 @@ int run_main(const std::vector<std::string>& args) {
     else if (f == "--keys") c.keys = static_cast<int>(number(f, value(), 1, 100));
     else if (f == "--faults") c.faults = split(value(), ',');
     else if (f == "--clock") clock = value();
+    else if (f == "--onclose-grace") onclose = value();
     else if (f == "--server-arg") c.extra_server_flags.push_back(value());
     else if (f == "--server-env") {
       const std::string& kv = value();
@@ -252,6 +256,7 @@ int run_main(const std::vector<std::string>& args) {
   if (clock != "none" && clock != "wall" && clock != "random" && clock.rfind("rate:", 0) != 0) {
     usage("unknown clock " + clock);
   }
+  if (onclose != "off" && onclose != "random") (void)number("--onclose-grace", onclose, 0, c.ttl_ms);
   // LEASEHOLD_TORTURE_SEED pins a "random" seed (to replay a ctest run).
   const char* pinned = std::getenv("LEASEHOLD_TORTURE_SEED");
   if (seed_text == "random" && pinned != nullptr && *pinned != '\0') seed_text = pinned;
@@ -263,12 +268,26 @@ int run_main(const std::vector<std::string>& args) {
     if (mode == "mixed") {  // each mode in turn; faults a mode lacks are skipped
       c.mode = modes[static_cast<std::size_t>(r) % modes.size()];
     }
+    // The workers' sessions: without ONCLOSE, or with a close grace. By
+    // seed with "random": half without, a quarter with grace TTL/4, a
+    // quarter TTL/2 (never 0: a reset the harness's proxy makes is not the
+    // client's death, and with grace 0 the server ends the session before
+    // the client can notice; docs/client.md).
+    if (onclose == "off") {
+      c.close_grace_ms = -1;
+    } else if (onclose == "random") {
+      const std::uint64_t pick = (seed * 0xD1B54A32D192ED03ULL) >> 62;
+      c.close_grace_ms = pick < 2 ? -1 : pick == 2 ? c.ttl_ms / 4 : c.ttl_ms / 2;
+    } else {
+      c.close_grace_ms = static_cast<int>(number("--onclose-grace", onclose, 0, c.ttl_ms));
+    }
     if (c.clock == "random") {  // by seed: half plain, a quarter wall steps, the rest 0.5 % fast or slow
       const std::uint64_t pick = (seed * 0x9E3779B97F4A7C15ULL) >> 60;
       c.clock = pick < 8 ? "none" : pick < 12 ? "wall" : pick < 14 ? "rate:1.005" : "rate:0.995";
     }
-    std::printf("torture: %d/%d: mode %s seed %llu clock %s seconds %d workers %d\n", r + 1, runs, c.mode.c_str(),
-                static_cast<unsigned long long>(c.seed), c.clock.c_str(), c.seconds, c.workers);
+    std::printf("torture: %d/%d: mode %s seed %llu clock %s seconds %d workers %d onclose %s\n", r + 1, runs,
+                c.mode.c_str(), static_cast<unsigned long long>(c.seed), c.clock.c_str(), c.seconds, c.workers,
+                c.close_grace_ms < 0 ? "off" : (std::to_string(c.close_grace_ms) + " ms").c_str());
     std::fflush(stdout);
     const auto run_start = std::chrono::steady_clock::now();
     auto result = run_once(c);

@@ -144,12 +144,13 @@ Result<RunResult> run_once(const RunConfig& c) {
     testing::SpawnOptions opts;
     opts.env = worker_env;
     opts.stderr_path = tmp.file("worker-" + std::to_string(i) + ".stderr");
-    auto p = testing::Subprocess::spawn(
-        {c.self_exe, "worker", "--endpoints", target.endpoints(), "--id", std::to_string(i), "--seed",
-         std::to_string(c.seed * 1000 + static_cast<std::uint64_t>(i)), "--seconds", std::to_string(c.seconds),
-         "--ttl", std::to_string(c.ttl_ms), "--keys", std::to_string(c.keys), "--history",
-         tmp.file("worker-" + std::to_string(i) + ".jsonl"), "--register", reg},
-        opts);
+    std::vector<std::string> argv{
+        c.self_exe, "worker", "--endpoints", target.endpoints(), "--id", std::to_string(i), "--seed",
+        std::to_string(c.seed * 1000 + static_cast<std::uint64_t>(i)), "--seconds", std::to_string(c.seconds),
+        "--ttl", std::to_string(c.ttl_ms), "--keys", std::to_string(c.keys), "--history",
+        tmp.file("worker-" + std::to_string(i) + ".jsonl"), "--register", reg};
+    if (c.close_grace_ms >= 0) argv.insert(argv.end(), {"--close-grace", std::to_string(c.close_grace_ms)});
+    auto p = testing::Subprocess::spawn(argv, opts);
     if (!p) {  // the run goes on with the workers that started
       result.stopped_early = "worker " + std::to_string(i) + " did not start: " + p.status().to_string();
       break;

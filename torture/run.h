@@ -67,6 +67,9 @@ struct RunConfig {
   int workers = 4;
   int ttl_ms = 2000;
   int keys = 2;
+  // >= 0: the workers open their sessions with ONCLOSE and this close grace
+  // (<= ttl_ms; worker.h); -1: without.
+  int close_grace_ms = -1;
   std::vector<std::string> faults = {"kill", "pause-server", "pause-client"};
   std::string clock = "none";
   std::vector<std::string> extra_server_flags;

@@ -102,6 +102,7 @@ class Worker {
     client::SessionOptions so;
     so.ttl = Millis(cfg_.ttl_ms);
     so.owner = "torture-" + std::to_string(cfg_.id);
+    if (cfg_.close_grace_ms >= 0) so.close_grace = Millis(cfg_.close_grace_ms);
     auto s = client::Session::open(client_, so);
     if (!s) {
       sleep_ms(50);  // the server is down or paused: try again shortly

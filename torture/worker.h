@@ -2,7 +2,8 @@
 // process, `leasehold-torture worker ...`, so the nemesis can SIGSTOP it).
 //
 // It opens a session (C++ client, keepalives, the drift-bounded safe
-// deadline) and loops until `seconds` have passed, each round picking at
+// deadline; with close_grace_ms >= 0 an ONCLOSE session with that grace,
+// SessionOptions::close_grace) and loops until `seconds` have passed, each round picking at
 // random (seeded) one of:
 //   exclusive  LOCK.ACQUIRE x<k> WAIT SEQ; hold; a write to the fenced
 //              register and FENCE.PUT f<k>, FENCE.GET f<k> (also when the
@@ -38,6 +39,7 @@ struct WorkerConfig {
   int seconds = 10;
   int ttl_ms = 2000;
   int keys = 2;              // x0..x<keys-1>, f*, c*
+  int close_grace_ms = -1;   // >= 0: sessions open with ONCLOSE and this grace (<= ttl_ms); -1: without
   std::string history;       // JSON-lines file to append to
   std::string register_dir;  // FencedRegister directory
 };

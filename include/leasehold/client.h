@@ -181,6 +181,11 @@ class Client {
   Result<std::string> info(std::string_view section = {});
 
   Result<std::uint64_t> open_session(Millis ttl, std::string_view owner);
+  // SESSION.OPEN with ONCLOSE `close_grace` (nullopt: none) and REQID `reqid`
+  // ("": none). With a reqid the open is retried after a lost reply like a
+  // keepalive (the server returns the same session).
+  Result<std::uint64_t> open_session(Millis ttl, std::string_view owner, std::optional<Millis> close_grace,
+                                     std::string_view reqid);
   // The TTL now remaining (the full TTL). kSessionExpired when gone.
   Result<Millis> keepalive(std::uint64_t session);
   Status close_session(std::uint64_t session);

@@ -45,6 +45,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -63,6 +64,18 @@ struct SessionOptions {
   Millis ttl{10'000};
   std::string owner;              // shown by SESSION.LIST / LOCK.INFO
   Millis keepalive_interval{0};   // 0: ttl / 3
+  // ONCLOSE (docs/client.md, "Choosing TTL, close grace and max hold"): when
+  // set, the session ends this long after its keepalive connection closes
+  // (the process crashed or was killed), so a waiter gets its locks at once
+  // instead of after the TTL. Each keepalive re-binds (also after a
+  // reconnect or a failover). Trade-off: a connection this client drops
+  // itself (a call timing out) or that something else resets also ends the
+  // session after the grace, and the client cannot tell that from the
+  // server's death: whenever the bound connection is lost, the safe
+  // deadline drops to the send time of the last request answered on it +
+  // the grace - drift (grace 0: the session is lost at once), until a
+  // re-bind on a new connection is acknowledged. Off by default.
+  std::optional<Millis> close_grace;
   // The clock drift bound (the contract's, docs/client.md): the safe
   // deadline is the send time of the last acknowledged keepalive plus the
   // TTL MINUS drift_factor x TTL + drift_fixed, so that it holds while the

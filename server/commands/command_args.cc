@@ -107,10 +107,24 @@ Result<core::Command> parse_session_open(const Args& args) {
   if (!ttl) return ttl.status();
   core::OpenSession body;
   body.ttl_ms = *ttl;
-  if (args.size() == 4 && iequals(args[2], "OWNER")) {
-    body.owner = args[3];
-  } else if (args.size() != 2) {
-    return syntax("want SESSION.OPEN ttl_ms [OWNER label]");
+  // Options in any order, each at most once; the state machine checks the
+  // REQID's length and bytes and the grace against the TTL.
+  bool owner = false;
+  for (std::size_t i = 2; i < args.size(); i += 2) {
+    if (i + 1 >= args.size()) return syntax("want SESSION.OPEN ttl_ms [OWNER label] [ONCLOSE grace_ms] [REQID r]");
+    if (iequals(args[i], "OWNER") && !owner) {
+      body.owner = args[i + 1];
+      owner = true;
+    } else if (iequals(args[i], "ONCLOSE") && !body.close_grace_ms) {
+      auto grace = parse_uint(args[i + 1], "grace_ms", 0, core::kMaxSessionTtlMs);
+      if (!grace) return grace.status();
+      body.close_grace_ms = static_cast<std::uint32_t>(*grace);
+    } else if (iequals(args[i], "REQID") && body.reqid.empty()) {
+      if (args[i + 1].empty()) return syntax("REQID must not be empty");
+      body.reqid = args[i + 1];
+    } else {
+      return syntax("want SESSION.OPEN ttl_ms [OWNER label] [ONCLOSE grace_ms] [REQID r] (each at most once)");
+    }
   }
   return with_body(std::move(body));
 }

@@ -36,7 +36,7 @@ using Args = std::vector<std::string>;
 // configured --max-ttl-ms); 0 or less deletes the key, as in Redis.
 Result<std::int64_t> parse_pexpire_ms(const std::string& text);
 
-Result<core::Command> parse_session_open(const Args& args);    // SESSION.OPEN ttl_ms [OWNER label]
+Result<core::Command> parse_session_open(const Args& args);    // SESSION.OPEN ttl_ms [OWNER label] [ONCLOSE grace_ms] [REQID r]
 Result<core::Command> parse_lock_acquire(const Args& args);    // LOCK.ACQUIRE name session [options]
 Result<core::Command> parse_lock_release(const Args& args);    // LOCK.RELEASE name session token [SEQ n]
 Result<core::Command> parse_fence_put(const Args& args);       // FENCE.PUT key value lock token

@@ -20,22 +20,64 @@ void session_open(CommandContext& ctx) {
   if (!cmd) return ctx.reply.error(cmd.status());
   // With authentication on, the session belongs to this user (server/security/acl.h).
   if (ctx.server.acl().auth_required()) std::get<core::OpenSession>(cmd->body).user = ctx.conn->user();
+  const bool onclose = std::get<core::OpenSession>(cmd->body).close_grace_ms.has_value();
+  const bool reqid = !std::get<core::OpenSession>(cmd->body).reqid.empty();
   ServerServices* server = &ctx.server;
   std::weak_ptr<Connection> weak = ctx.conn;
-  propose(ctx, std::move(cmd).value(), [server, weak](const core::ApplyResult& r, Responder& reply) {
-    if (r.reply.is_error()) return reply.error(r.reply.error);
-    if (auto conn = weak.lock()) server->speak_for(r.reply.session, *conn);
-    reply.integer(static_cast<std::int64_t>(r.reply.session));
-  });
+  propose(ctx, std::move(cmd).value(),
+          [server, weak, onclose, reqid](const core::ApplyResult& r, Responder& reply) {
+            if (r.reply.is_error()) return reply.error(r.reply.error);
+            const core::SessionId id = r.reply.session;
+            // A REQID retry may answer a session opened a while ago: it starts
+            // a fresh TTL, as a keepalive would.
+            if (reqid) (void)server->node().keepalive(id);
+            auto conn = weak.lock();
+            if (conn) server->speak_for(id, *conn);
+            // ONCLOSE binds the session to this connection (see close_bindings.h);
+            // the session's own grace decides, also for a retry.
+            if (conn && !conn->closed()) {
+              const auto info = server->node().state().session(id);
+              if (info && info->close_grace_ms) server->close_bindings().bind(id, conn->id());
+            } else if (onclose) {
+              // The connection closed before the reply: as if it closed right after.
+              server->close_bindings().bind(id, 0);
+              const bool by_peer = !conn || conn->closed_by_peer();
+              server->close_bindings().connection_closed(0, by_peer, [server](core::SessionId s) {
+                const auto info = server->node().state().session(s);
+                return info ? info->close_grace_ms : std::nullopt;
+              });
+            }
+            reply.integer(static_cast<std::int64_t>(id));
+          });
 }
 
+// SESSION.KEEPALIVE id [BIND]: BIND (re)binds an ONCLOSE session to this
+// connection, e.g. after a reconnect or a failover; any keepalive cancels a
+// close grace that is running.
 void session_keepalive(CommandContext& ctx) {
   const core::SessionId id = session_arg(ctx, 1);
   if (id == 0) return;
+  const bool bind = ctx.args.size() >= 3;
+  if (ctx.args.size() > 3 || (bind && !iequals(ctx.args[2], "BIND"))) return ctx.reply.error_text("ERR syntax error: want SESSION.KEEPALIVE session [BIND]");
+  // Its ONCLOSE end is proposed: about to end, like a session whose expiry is.
+  if (ctx.server.close_bindings().ending(id)) {
+    return ctx.reply.error(Status(ErrorCode::kSessionExpired, "the session is ending: its ONCLOSE connection closed"));
+  }
+  if (bind) {
+    const auto info = ctx.server.node().state().session(id);
+    if (info && !info->close_grace_ms) {
+      return ctx.reply.error(Status(ErrorCode::kInvalidArgument, "the session was opened without ONCLOSE: nothing to bind"));
+    }
+  }
   auto r = ctx.server.node().keepalive(id);
   if (!r) return ctx.reply.error(r.status());
   ctx.server.observability().metrics().count_keepalive();
   ctx.server.speak_for(id, *ctx.conn);
+  if (bind) {
+    ctx.server.close_bindings().bind(id, ctx.conn->id());
+  } else {
+    ctx.server.close_bindings().keepalive(id);
+  }
   ctx.reply.integer(*r == node::kNeverExpires ? -1 : static_cast<std::int64_t>(*r));
 }
 
@@ -113,10 +155,12 @@ void session_watch(CommandContext& ctx) {
 }  // namespace
 
 void add_session_commands(std::vector<CommandSpec>& out) {
-  out.push_back({"SESSION.OPEN", -2, kWrite, "session", "Opens a session; returns its id", "ttl_ms [OWNER label]",
-                 &session_open, kAclLock});
-  out.push_back({"SESSION.KEEPALIVE", 2, kFast, "session",
-                 "Renews a session's TTL (in memory); returns the TTL now remaining", "session", &session_keepalive, kAclLock, {}, 1});
+  out.push_back({"SESSION.OPEN", -2, kWrite, "session",
+                 "Opens a session; returns its id (ONCLOSE: ends when this connection closes; REQID: retry-safe)",
+                 "ttl_ms [OWNER label] [ONCLOSE grace_ms] [REQID r]", &session_open, kAclLock});
+  out.push_back({"SESSION.KEEPALIVE", -2, kFast, "session",
+                 "Renews a session's TTL (in memory); returns the TTL now remaining (BIND: ONCLOSE binds to this connection)",
+                 "session [BIND]", &session_keepalive, kAclLock, {}, 1});
   out.push_back({"SESSION.CLOSE", 2, kWrite, "session", "Closes a session, releasing its locks", "session",
                  &session_close, kAclLock, {}, 1});
   out.push_back({"SESSION.LIST", -1, kReadonly | kAdmin, "session",

@@ -128,6 +128,7 @@ void Connection::erase_queued(std::size_t from) {
 void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   if (closed_) return;
   if (nread < 0) {
+    closed_by_peer_ = true;
     close(nread == UV_EOF ? "eof" : uv_strerror(static_cast<int>(nread)));
     return;
   }
@@ -349,6 +350,7 @@ bool Connection::tls_input(std::string_view cipher) {
   }
   if (!st) {
     if (st.code() == ErrorCode::kNotFound) {
+      closed_by_peer_ = true;
       close("tls close_notify");
       return false;
     }
@@ -394,12 +396,16 @@ void Connection::flush_output() {
     if (n > 0) {
       out->erase(0, static_cast<std::size_t>(n));
     } else if (n != UV_EAGAIN) {
+      closed_by_peer_ = true;  // EPIPE, ECONNRESET: the peer's side is gone
       close(uv_strerror(n));
       return;
     }
   }
   if (out->empty()) {
-    if (close_after_flush_ && queue_.empty()) close("quit");
+    if (close_after_flush_ && queue_.empty()) {
+      closed_by_peer_ = quit_;  // QUIT, not an error of ours
+      close(quit_ ? "quit" : "after error reply");
+    }
     return;
   }
   auto* w = new WriteRequest;
@@ -427,6 +433,7 @@ void Connection::on_write(uv_write_t* req, int status) {
   self->inflight_bytes_ = 0;
   if (self->closed_) return;
   if (status != 0) {
+    self->closed_by_peer_ = true;  // the write failed: the peer's side is gone
     self->close(uv_strerror(status));
     return;
   }

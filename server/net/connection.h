@@ -80,10 +80,16 @@ class Connection final : public BudgetWaiter, public std::enable_shared_from_thi
   // Closes now (pending replies are dropped). Idempotent.
   void close(std::string_view reason);
   bool closed() const override { return closed_; }
+  // The close came from the peer: its FIN or RST, a write the peer's side
+  // broke, a TLS close_notify, or QUIT. False for closes of this server's
+  // own (idle timeout, output limit, protocol or TLS error, shutdown).
+  // ONCLOSE sessions end only on the former.
+  bool closed_by_peer() const { return closed_by_peer_; }
   // Closes after the replies queued so far are written (QUIT).
   void close_after_replies() {
     close_after_flush_ = true;
     quit_requested_ = true;
+    quit_ = true;
     stop_parsing_ = true;
   }
 
@@ -216,7 +222,9 @@ class Connection final : public BudgetWaiter, public std::enable_shared_from_thi
   bool reading_ = false;
   bool stop_parsing_ = false;
   bool close_after_flush_ = false;
-  bool quit_requested_ = false;
+  bool closed_by_peer_ = false;  // closed_by_peer()
+  bool quit_requested_ = false;  // QUIT ran: drop what follows it (the pump clears it)
+  bool quit_ = false;            // close_after_replies() was called (kept: the close is the peer's)
   bool pumping_ = false;
   bool repump_ = false;
   bool pump_deferred_ = false;  // added to the server's DeferredPumps, not yet run

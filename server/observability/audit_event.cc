@@ -49,6 +49,7 @@ std::string_view audit_cause_text(AuditCause cause) {
     case AuditCause::kLeaseEnded: return "lease ended";
     case AuditCause::kTransferred: return "transferred to another session";
     case AuditCause::kTransferredIn: return "received by transfer";
+    case AuditCause::kConnectionClosed: return "closed";
   }
   return "unknown";
 }
@@ -179,6 +180,13 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
         } else if constexpr (std::is_same_v<T, core::Transfer>) {
           end_hold(AuditKind::kTransfer, body.lock, body.from, body.token, AuditCause::kTransferred, now, out);
           grant(body.lock, body.to, reply.token, AuditCause::kTransferredIn, now, after, out);
+        } else if constexpr (std::is_same_v<T, core::ConnectionClosed>) {
+          AuditEvent e;  // ONCLOSE: ends like an expiry, reason "closed"
+          e.kind = AuditKind::kExpiry;
+          e.session = body.session;
+          e.cause = AuditCause::kConnectionClosed;
+          e.reason = audit_cause_text(e.cause);
+          out.push_back(std::move(e));
         } else if constexpr (std::is_same_v<T, core::ExpireSession> || std::is_same_v<T, core::KillSession>) {
           AuditEvent e;
           e.kind = std::is_same_v<T, core::KillSession> ? AuditKind::kKill : AuditKind::kExpiry;
@@ -216,8 +224,8 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
         case core::LossReason::kReplaced:
           end_hold(AuditKind::kRelease, l->lock, l->session, l->token, AuditCause::kCompatReplaced, now, out);
           break;
-        case core::LossReason::kClosed:
-          end_hold(AuditKind::kRelease, l->lock, l->session, l->token, AuditCause::kSessionClosed, now, out);
+        case core::LossReason::kClosed:  // only ConnectionClosed loses a hold as "closed"
+          end_hold(AuditKind::kExpiry, l->lock, l->session, l->token, AuditCause::kConnectionClosed, now, out);
           break;
         case core::LossReason::kReleasedByOther:
           break;  // recorded from the Release command itself, above
@@ -228,7 +236,7 @@ void EventDeriver::derive_into(const core::Command& command, const core::ApplyRe
           break;  // recorded from the Transfer command itself, above
       }
       if (l->reason == core::LossReason::kExpired || l->reason == core::LossReason::kKilled ||
-          l->reason == core::LossReason::kLeaseEnded) {
+          l->reason == core::LossReason::kLeaseEnded || l->reason == core::LossReason::kClosed) {
         auto info = after.lock(l->lock);
         if (info && info->delay_until > now && delayed.insert(l->lock).second) {
           AuditEvent e;

@@ -26,7 +26,8 @@ namespace leasehold::server {
 enum class AuditKind : std::uint8_t {
   kGrant = 0,
   kRelease = 1,
-  kExpiry = 2,     // a hold lost because its session expired (lock set), or the session itself (lock empty)
+  kExpiry = 2,     // a hold lost because its session expired or its ONCLOSE connection closed
+                   // (lock set), or the session itself (lock empty)
   kRevoke = 3,     // LOCK.REVOKE took a hold
   kKill = 4,       // SESSION.KILL took a hold (lock set), or the session itself (lock empty)
   kLockDelay = 5,  // a lock-delay began; delay_ms is its length
@@ -59,9 +60,10 @@ enum class AuditCause : std::uint8_t {
   kLeaseEnded,        // lease-ended
   kTransferred,       // transfer: the hold moved to another session
   kTransferredIn,     // grant: received through LOCK.TRANSFER
+  kConnectionClosed,  // expiry: the connection bound by SESSION.OPEN ONCLOSE closed ("closed")
 };
-inline constexpr std::uint8_t kAuditCauseMax = 15;  // kTransferredIn: the last one
-static_assert(static_cast<std::uint8_t>(AuditCause::kTransferredIn) == kAuditCauseMax);
+inline constexpr std::uint8_t kAuditCauseMax = 16;  // kConnectionClosed: the last one
+static_assert(static_cast<std::uint8_t>(AuditCause::kConnectionClosed) == kAuditCauseMax);
 
 // The reason text of a cause ("acquired", "granted from the queue", ...).
 std::string_view audit_cause_text(AuditCause cause);

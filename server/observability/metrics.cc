@@ -200,7 +200,8 @@ prometheus::Counter* Metrics::releases_by_cause(AuditCause cause) const {
     case AuditCause::kLockDelay:
     case AuditCause::kLeaseEnded:
     case AuditCause::kTransferred:
-    case AuditCause::kTransferredIn: break;
+    case AuditCause::kTransferredIn:
+    case AuditCause::kConnectionClosed: break;
   }
   // EventDeriver gives a release only the five causes above.
   LEASEHOLD_ASSERT(false, "a release event with cause \"{}\"", audit_cause_text(cause));

@@ -17,6 +17,7 @@
 #include "core/types.h"
 #include "node/node.h"
 #include "server/base/config.h"
+#include "server/net/close_bindings.h"
 #include "server/net/connection.h"
 #include "server/net/read_budget.h"
 #include "server/net/responder.h"
@@ -62,6 +63,8 @@ class ServerServices : public ObservedServer {
   virtual void watch(core::SessionId session, const std::shared_ptr<Connection>& conn) = 0;
   virtual void speak_for(core::SessionId session, Connection& conn) = 0;
   virtual bool speaks_for(core::SessionId session, const Connection& conn) const = 0;
+  // ONCLOSE sessions' connection bindings (server/net/close_bindings.h).
+  virtual CloseBindings& close_bindings() = 0;
 
   // --- security ---
   virtual const AclUsers& acl() const = 0;

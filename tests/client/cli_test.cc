@@ -63,7 +63,9 @@ TEST_F(CliTest, KilledHolderFreesTheLockAfterItsTtlNotBefore) {
   const std::string log = dir_.file("kill9.log");
   const std::string holder_body = "trap 'echo term >> " + log + "; exit 0' TERM; echo \"start $LEASEHOLD_TOKEN\" >> " + log +
                                   "; while true; do sleep 0.05; done";
-  Subprocess a = spawn("holder", {"lock", "--ttl", "1500ms", "k9", "--", "sh", "-c", holder_body});
+  // Without ONCLOSE only the TTL frees the lock (the default, grace 0, is
+  // KilledHolderWithCloseGraceFreesTheLockWellBeforeItsTtl below).
+  Subprocess a = spawn("holder", {"lock", "--ttl", "1500ms", "--no-close-grace", "k9", "--", "sh", "-c", holder_body});
   ASSERT_TRUE(wait_for_text(log, "start"));
   ASSERT_TRUE(eventually([&] { return !holder_session("k9").empty(); }, 10s)) << "the server shows no holder";
   // The holder's session's remaining TTL as the server counts it, read
@@ -100,6 +102,46 @@ TEST_F(CliTest, KilledHolderFreesTheLockAfterItsTtlNotBefore) {
   EXPECT_LE(waited, 1500ms + scaled(3s));
   // The orphaned command was told to stop (parent-death signal).
   EXPECT_TRUE(wait_for_text(log, "term", 3s)) << read_file(log);
+}
+
+// The default close grace 0 (SESSION.OPEN ... ONCLOSE 0): kill -9 of the
+// CLI closes its connections, and the server frees the lock at once, long
+// before the 30 s TTL.
+TEST_F(CliTest, KilledHolderWithCloseGraceFreesTheLockWellBeforeItsTtl) {
+  const std::string log = dir_.file("onclose.log");
+  Subprocess a = spawn("holder", {"lock", "--ttl", "30s", "oc", "--", "sh", "-c", "echo start >> " + log + "; exec sleep 60"});
+  ASSERT_TRUE(wait_for_text(log, "start"));
+  ASSERT_TRUE(eventually([&] { return !holder_session("oc").empty(); }, 10s)) << "the server shows no holder";
+  const std::int64_t killed_at = wall_ns();
+  a.signal(SIGKILL);
+  EXPECT_TRUE(a.wait(5s).has_value());
+  CliRun b = run("taker", {"lock", "--wait", "15s", "oc", "--", "sh", "-c", "date +%s%N"});
+  ASSERT_EQ(b.code, 0) << b.err;
+  const auto waited = std::chrono::nanoseconds(std::stoll(b.out) - killed_at);
+  std::cout << "kill -9 to next grant with close grace 0: "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms (TTL 30 s)\n";
+  EXPECT_LT(waited, 20s) << "freed by the close, not the 30 s TTL";
+}
+
+// SIGSTOP is silence, not a close: a holder with close grace 0 stopped for
+// less than its TTL keeps its connections open, so the server keeps its
+// lock, and it carries on after SIGCONT.
+TEST_F(CliTest, StoppedHolderWithCloseGraceKeepsTheLockForLessThanItsTtl) {
+  const std::string log = dir_.file("stopped.log");
+  Subprocess a = spawn("holder", {"lock", "--ttl", "6s", "--close-grace", "0", "st", "--", "sh", "-c",
+                                  "echo start >> " + log + "; exec sleep 60"});
+  ASSERT_TRUE(wait_for_text(log, "start"));
+  ASSERT_TRUE(eventually([&] { return !holder_session("st").empty(); }, 10s)) << "the server shows no holder";
+  const std::string session = holder_session("st");
+  a.signal(SIGSTOP);
+  // deliberate: stopped while another `lock` waits 2 s, under the 6 s TTL.
+  CliRun b = run("taker", {"lock", "--wait", "2s", "st", "--", "true"});
+  EXPECT_EQ(b.code, 75) << "the lock was granted while its holder was stopped: " << b.err;
+  a.signal(SIGCONT);
+  EXPECT_EQ(holder_session("st"), session);
+  EXPECT_TRUE(a.running()) << "the holder stopped after SIGCONT";
+  a.signal(SIGKILL);
+  EXPECT_TRUE(a.wait(5s).has_value());
 }
 
 TEST_F(CliTest, SessionKillStopsTheCommandAndExits76) {

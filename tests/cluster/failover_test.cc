@@ -7,12 +7,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "leasehold/client.h"
 #include "testkit/cluster_fixture.h"
 #include "testkit/eventually.h"
+#include "testkit/subprocess.h"
+#include "testkit/temp_dir.h"
 
 namespace leasehold::testing {
 namespace {
@@ -364,6 +370,131 @@ TEST(ClusterTest, SessionExpiryAcrossFailoverIsWithinTheBoundAndNeverEarly) {
   // within TTL (+ slack) after the promotion.
   EXPECT_GE(*gone, safe_deadline) << "expired before the client's safe deadline";
   EXPECT_LE(*gone, promoted_seen + kTtl + testing::scaled(1500ms)) << "expired later than TTL after promotion (+ slack)";
+}
+
+
+// A RESP3 connection to node i, or nullopt.
+std::optional<RespClient> resp3(LeaseholdCluster& c, int i) {
+  auto q = RespClient::connect(c.node(i).port, 500ms);
+  if (!q || q->call({"HELLO", "3"}, 1s).is_error()) return std::nullopt;
+  return std::move(q).value();
+}
+
+// The session holding `lock` on node i; 0 if free or unreachable.
+std::int64_t holder_on(LeaseholdCluster& c, int i, const std::string& lock) {
+  auto q = resp3(c, i);
+  if (!q) return 0;
+  const resp::Value info = q->call({"LOCK.INFO", lock}, 1s);
+  const resp::Value* holders = info.find("holders");
+  if (holders == nullptr || holders->elements.empty()) return 0;
+  const resp::Value* session = holders->elements[0].find("session");
+  return session ? session->integer : 0;
+}
+
+// remaining_ms of `session` in node i's SESSION.LIST; -1 if not listed or unreachable.
+std::int64_t remaining_on(LeaseholdCluster& c, int i, std::int64_t session) {
+  auto q = resp3(c, i);
+  if (!q) return -1;
+  for (const resp::Value& entry : q->call({"SESSION.LIST"}, 1s).elements) {
+    const resp::Value* id = entry.find("id");
+    const resp::Value* remaining = entry.find("remaining_ms");
+    if (id && remaining && id->integer == session) return remaining->integer;
+  }
+  return -1;
+}
+
+std::int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// `leasehold lock` (the C++ client) holds a lock with an ONCLOSE session
+// through a kill -9 of the primary: the old primary's connections going
+// away end nothing, the client re-binds the session on the new primary
+// (SESSION.KEEPALIVE id BIND), and a kill -9 of the holder then frees the
+// lock on the new primary after the close grace, well before the TTL. The
+// grace (8 s) outlasts the failover: the client cannot tell a dead primary
+// from a reset connection, so its safe deadline drops to the last answered
+// send + grace until it re-binds.
+TEST(ClusterTest, OnCloseSessionSurvivesAFailoverAndItsCloseStillFreesTheLock) {
+  auto c = LeaseholdCluster::start(1, 3);
+  ASSERT_TRUE(c);
+  const int p = c->wait_primary(30s);
+  ASSERT_GE(p, 0);
+  TempDir dir("cluster-onclose");
+  const std::string log = dir.file("holder.log");
+  auto spawn_cli = [&](const std::string& tag, const std::vector<std::string>& args) {
+    SpawnOptions o;
+    o.env = {{"LEASEHOLD_ENDPOINTS", c->endpoints()}};
+    o.stdout_path = dir.file(tag + ".out");
+    o.stderr_path = dir.file(tag + ".err");
+    std::vector<std::string> argv{leasehold_binary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return Subprocess::spawn(argv, o);
+  };
+  auto holder = spawn_cli("holder", {"lock", "--ttl", "30s", "--close-grace", "8s", "fo", "--", "sh", "-c",
+                                     "echo start >> " + log + "; exec sleep 120"});
+  ASSERT_TRUE(holder) << holder.status().to_string();
+  ASSERT_TRUE(eventually([&] { return read_file(log).find("start") != std::string::npos; }, 20s))
+      << read_file(dir.file("holder.err"));
+  const std::int64_t sid = holder_on(*c, p, "fo");
+  ASSERT_GT(sid, 0);
+  ASSERT_TRUE(c->wait_converged(10s));
+  c->node(p).process.kill9();
+  const int np = c->wait_primary(30s, p);
+  ASSERT_GE(np, 0) << c->log_tails();
+  EXPECT_EQ(holder_on(*c, np, "fo"), sid) << "the failover ended the session";
+  // A keepalive (each one re-binds) reached the new primary: its
+  // remaining TTL went up between two reads.
+  std::int64_t last = remaining_on(*c, np, sid);
+  EXPECT_TRUE(eventually([&] {
+    const std::int64_t now = remaining_on(*c, np, sid);
+    const bool refreshed = last >= 0 && now > last;
+    last = now;
+    return refreshed;
+  }, 25s, 100ms)) << "no keepalive reached the new primary; " << read_file(dir.file("holder.err"));
+  EXPECT_TRUE(holder->running()) << "the holder gave up its lock: " << read_file(dir.file("holder.err"));
+  const std::int64_t killed_at = wall_ns();
+  holder->kill9();
+  auto taker = spawn_cli("taker", {"lock", "--wait", "40s", "fo", "--", "sh", "-c", "date +%s%N"});
+  ASSERT_TRUE(taker) << taker.status().to_string();
+  ASSERT_EQ(taker->wait(45s), std::optional<int>(0)) << read_file(dir.file("taker.err"));
+  const auto waited = std::chrono::nanoseconds(std::stoll(read_file(dir.file("taker.out"))) - killed_at);
+  std::printf("[ onclose ] kill -9 of the holder after a failover to the next grant: %lld ms (grace 8 s, TTL 30 s)\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()));
+  EXPECT_LT(waited, 20s) << "freed by the TTL, not by the close on the new primary";
+}
+
+// SESSION.OPEN ... REQID r answered by the primary, which then dies: the
+// same open on the new primary (a client retrying after a lost reply)
+// answers the same session, and no second one exists.
+TEST(ClusterTest, AReqidRetryOnTheNewPrimaryAnswersTheSameSession) {
+  auto c = LeaseholdCluster::start(1, 2);
+  ASSERT_TRUE(c);
+  const int p = c->wait_primary(30s);
+  ASSERT_GE(p, 0);
+  auto conn = RespClient::connect(c->node(p).port);
+  ASSERT_TRUE(conn);
+  const std::vector<std::string> open{"SESSION.OPEN", "30000", "ONCLOSE", "0", "REQID", "across-failover"};
+  const resp::Value first = conn->call(open);
+  ASSERT_EQ(first.type, resp::Type::kInteger) << first.debug_string();
+  ASSERT_TRUE(c->wait_converged(10s));
+  c->node(p).process.kill9();
+  const int np = c->wait_primary(30s, p);
+  ASSERT_GE(np, 0) << c->log_tails();
+  std::optional<RespClient> retry;
+  const resp::Value again = eventually_value([&]() -> std::optional<resp::Value> {
+    if (!retry) retry = resp3(*c, np);
+    if (!retry) return std::nullopt;
+    resp::Value v = retry->call(open, 2s);
+    if (v.type != resp::Type::kInteger) return std::nullopt;  // not serving yet
+    return v;
+  }, 20s, 100ms).value_or(resp::Value::error("no answer"));
+  ASSERT_EQ(again.type, resp::Type::kInteger) << again.debug_string();
+  EXPECT_EQ(again.integer, first.integer);
+  auto q = resp3(*c, np);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->call({"SESSION.LIST"}).elements.size(), 1U);
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ std::string describe(const Command& c) {
                                            "SetSessionTtl", "Acquire", "Release", "CancelWait",
                                            "TimeoutWait", "Revoke", "Tick", "FencePut", "CompatSet",
                                            "CompatDelete", "Reopen", "EndLease", "ExtendLease", "Transfer",
-                                           "SetOwnedSlots"};
+                                           "ConnectionClosed", "SetOwnedSlots"};
   // One name per alternative of the command variant, in its order.
   static_assert(std::size(kNames) == std::variant_size_v<leasehold::core::CommandBody>);
   return std::string(kNames[c.body.index()]) + " now=" + std::to_string(c.now) +

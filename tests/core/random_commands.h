@@ -53,12 +53,14 @@ class RandomCommands {
     c.now = pick(100) == 0 ? now_ - std::min<LogMillis>(now_, 50) : now_;  // a late stamp
     const std::uint64_t kind = pick(110);
     if (kind < 8) {
-      c.body = OpenSession{ttl(), pick(50) == 0 ? std::string(9, 'o') : "o" + std::to_string(pick(3))};
+      c.body = open_session();
     } else if (kind < 11) {
       c.body = CloseSession{session()};
       envelope(c, std::get<CloseSession>(c.body).session);
-    } else if (kind < 15) {
+    } else if (kind < 13) {
       c.body = ExpireSession{session()};
+    } else if (kind < 15) {
+      c.body = ConnectionClosed{session()};  // ONCLOSE: the bound connection closed
     } else if (kind < 17) {
       c.body = KillSession{session()};
     } else if (kind < 19) {
@@ -155,6 +157,19 @@ class RandomCommands {
     return pick(80) == 0 ? std::string(17, 'f') : kKeys[pick(4)];
   }
   std::string value() { return pick(30) == 0 ? std::string(9, 'v') : "v" + std::to_string(pick(4)); }
+
+  // Sometimes with a user, an ONCLOSE grace (now and then over the TTL) and a
+  // REQID from a small set (so retries and other users' same reqid happen;
+  // now and then too long or with a space).
+  OpenSession open_session() {
+    OpenSession o{ttl(), pick(50) == 0 ? std::string(9, 'o') : "o" + std::to_string(pick(3))};
+    if (pick(3) == 0) o.user = "u" + std::to_string(pick(2));
+    if (pick(3) == 0) o.close_grace_ms = static_cast<std::uint32_t>(pick(4) == 0 ? o.ttl_ms + 1 : pick(o.ttl_ms + 1));
+    const std::uint64_t r = pick(8);
+    if (r < 4) o.reqid = "r" + std::to_string(r);
+    if (r == 4) o.reqid = pick(2) == 0 ? std::string(65, 'q') : "r 1";
+    return o;
+  }
 
   Acquire acquire() {
     Acquire a;

@@ -68,6 +68,8 @@ class ReferenceModel {
     bool has_cache = false;
     std::uint64_t high = 0;
     std::map<std::uint64_t, Reply> cache;
+    std::string user;   // OpenSession::user
+    std::string reqid;  // OpenSession::reqid ("" = none)
   };
   struct Member {  // a holder or a waiter
     SessionId session = 0;
@@ -165,7 +167,7 @@ class ReferenceModel {
     std::sort(due.begin(), due.end());
     for (auto& [at, name] : due) grant(name);
   }
-  enum class End { kClose, kExpire, kKill, kReplace, kRevoke };
+  enum class End { kClose, kExpire, kKill, kReplace, kRevoke, kConnectionClosed };
   void end(SessionId id, End how) {
     std::vector<std::string> names;
     for (auto& [name, l] : locks_) {
@@ -178,10 +180,10 @@ class ReferenceModel {
       if (h >= 0) {
         const Member m = l.holders[static_cast<std::size_t>(h)];
         l.holders.erase(l.holders.begin() + h);
-        static const LossReason kReason[] = {LossReason::kClosed, LossReason::kExpired, LossReason::kKilled,
-                                             LossReason::kReplaced, LossReason::kRevoked};
+        static const LossReason kReason[] = {LossReason::kClosed,   LossReason::kExpired, LossReason::kKilled,
+                                             LossReason::kReplaced, LossReason::kRevoked, LossReason::kClosed};
         if (how != End::kClose) fx_->emplace_back(LockLost{name, id, m.token, kReason[static_cast<int>(how)]});
-        if ((how == End::kExpire || how == End::kKill) && m.delay_ms > 0) {
+        if ((how == End::kExpire || how == End::kKill || how == End::kConnectionClosed) && m.delay_ms > 0) {
           l.delay_until = std::max(l.delay_until, now_ + m.delay_ms);
           fx_->emplace_back(WakeAt{l.delay_until});
         }
@@ -201,12 +203,27 @@ class ReferenceModel {
   }
 
   Reply run(const OpenSession& o) {
+    if (!o.reqid.empty()) {
+      if (o.reqid.size() > lim_.max_reqid_bytes) return fail(ErrorCode::kLimitExceeded);
+      for (char ch : o.reqid) {
+        if (ch <= ' ' || ch >= 0x7f) return fail(ErrorCode::kInvalidArgument);
+      }
+      for (const Sess& s : sessions_) {  // a retry: the live session with this (user, reqid)
+        if (s.reqid == o.reqid && s.user == o.user) {
+          Reply r;
+          r.session = s.id;
+          return r;
+        }
+      }
+    }
     if (auto e = ttl_bad(o.ttl_ms)) return fail(*e);
-    if (o.owner.size() > lim_.max_owner_bytes || sessions_.size() >= lim_.max_sessions) {
+    if (o.close_grace_ms && *o.close_grace_ms > o.ttl_ms) return fail(ErrorCode::kInvalidArgument);
+    if (o.owner.size() > lim_.max_owner_bytes || o.user.size() > lim_.max_owner_bytes ||
+        sessions_.size() >= lim_.max_sessions) {
       return fail(ErrorCode::kLimitExceeded);
     }
     const SessionId id = new_id();
-    sessions_.push_back(Sess{id, false, false, 0, {}});
+    sessions_.push_back(Sess{id, false, false, 0, {}, o.user, o.reqid});
     fx_->emplace_back(SessionStarted{id, o.ttl_ms});
     Reply r;
     r.session = id;
@@ -236,6 +253,11 @@ class ReferenceModel {
   Reply run(const KillSession& o) {
     if (find_session(o.session) == nullptr) return fail(ErrorCode::kNotFound);
     end(o.session, End::kKill);
+    return Reply::ok();
+  }
+  Reply run(const ConnectionClosed& o) {  // ONCLOSE: an expiry with reason closed
+    if (find_session(o.session) == nullptr) return fail(ErrorCode::kNotFound);
+    end(o.session, End::kConnectionClosed);
     return Reply::ok();
   }
   Reply run(const SetSessionTtl& o) {
@@ -471,7 +493,7 @@ class ReferenceModel {
       end(compat_[s.key].session, End::kReplace);
     }
     const SessionId id = new_id();
-    sessions_.push_back(Sess{id, true, false, 0, {}});
+    sessions_.push_back(Sess{id, true, false, 0, {}, {}, {}});
     RLock l;
     l.compat = true;
     l.holders.push_back(Member{id, LockMode::kExclusive, rev_, 0, 0});

@@ -1,7 +1,8 @@
 // Session ownership against a real server: a session belongs to the user who
 // opened it; every session command from another user is refused and changes
 // nothing; admins can kill it; LOCK.INFO hides others' session ids; the owner
-// survives a restart (it is in the log and snapshots).
+// survives a restart (it is in the log and snapshots); a REQID is the
+// user's own.
 #include <gtest/gtest.h>
 
 #include "tests/server/security_fixture.h"
@@ -81,6 +82,23 @@ TEST_F(SecureServer, OwnershipSurvivesRestart) {
   EXPECT_EQ(bob.call({"SESSION.KEEPALIVE", sid}).str, kNotYours);
   RespClient alice = login("alice", "alicepw");
   EXPECT_EQ(alice.call({"SESSION.KEEPALIVE", sid}).type, Type::kInteger);
+}
+
+// REQID is per user: bob's open with alice's reqid is a session of his own,
+// and alice's retry (on a new connection, as after a lost reply) still gets
+// hers.
+TEST_F(SecureServer, TheSameReqidFromAnotherUserOpensAnotherSession) {
+  RespClient alice = login("alice", "alicepw");
+  RespClient bob = login("bob", "bobpw");
+  const Value a = alice.call({"SESSION.OPEN", "30000", "ONCLOSE", "5000", "REQID", "shared-r"});
+  ASSERT_EQ(a.type, Type::kInteger) << a.debug_string();
+  const Value b = bob.call({"SESSION.OPEN", "30000", "ONCLOSE", "5000", "REQID", "shared-r"});
+  ASSERT_EQ(b.type, Type::kInteger) << b.debug_string();
+  EXPECT_NE(a.integer, b.integer);
+  alice.close();
+  RespClient again = login("alice", "alicepw");
+  EXPECT_EQ(again.call({"SESSION.OPEN", "30000", "ONCLOSE", "5000", "REQID", "shared-r"}), a);
+  EXPECT_EQ(bob.call({"SESSION.KEEPALIVE", std::to_string(a.integer)}).str, kNotYours);
 }
 
 TEST_F(SecureServer, RedisCliSessionOfAnotherUser) {

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import List
 
 import pytest
 
 import leasehold
-from conftest import Proc, wait_until_async
-from leasehold import aio
+from conftest import Proc, scaled, wait_until_async
+from leasehold import _replies, aio
+from leasehold.aio._bound import BoundConnection
 
 
 def test_aio_lock_fence_and_loss(server: Proc) -> None:
@@ -43,6 +45,63 @@ def test_aio_lock_fence_and_loss(server: Proc) -> None:
                 assert len(lost) == 1 and isinstance(lost[0], leasehold.TimedOut)
             finally:
                 server.resume()
+        await client.close()
+
+    asyncio.run(main())
+
+
+def test_aio_close_grace_server_close_of_the_session_connection(server: Proc) -> None:
+    """The asyncio Session with a close grace: the server closes the session's
+    own connection by itself (a framing error on it, as CLIENT KILL would).
+    Grace 0: lost on the client at once (the server keeps the session until
+    its TTL). Grace 2 s: re-bound on a new connection, still live."""
+
+    def own_connection(session: aio.Session) -> BoundConnection:
+        assert session._bound is not None
+        return session._bound
+
+    async def close_session_connection(session: aio.Session) -> None:
+        bound = own_connection(session)
+        await wait_until_async(lambda: bound._conn is not None and bound._conn.is_connected, 10,
+                               "the session's own connection")
+        conn = bound._conn
+        assert conn is not None
+        conn._writer.write(b"*x\r\n")
+
+    async def main() -> None:
+        client = aio.Client(server.endpoint, call_timeout=10.0)
+        probe = leasehold.Client(server.endpoint, call_timeout=10.0)
+
+        def live_ids() -> List[int]:
+            return [_replies.as_int(_replies.as_map(m)["id"]) for m in probe.call("SESSION.LIST")]
+
+        lost: List[leasehold.LeaseholdError] = []
+        zero = await aio.Session.open(client, ttl=10.0, close_grace=0, on_lost=lost.append)
+        async with zero.lock("aio-k0", wait=5.0) as lock:
+            await close_session_connection(zero)
+            await asyncio.wait_for(zero.lost_event.wait(), scaled(5))
+            assert len(lost) == 1 and isinstance(lost[0], leasehold.TimedOut), lost
+            assert lock.lost
+            assert zero.id in live_ids(), "a close by the server does not end the session"
+        await zero.close()
+        await wait_until_async(lambda: zero.id not in live_ids(), 10, "SESSION.CLOSE after the loss")
+
+        lost.clear()
+        async with await aio.Session.open(client, ttl=6.0, close_grace=2.0, on_lost=lost.append) as two:
+            async with two.lock("aio-k2", wait=5.0) as lock:
+                bound = own_connection(two)
+                old = bound._conn
+                closed_at = time.monotonic()
+                await close_session_connection(two)
+
+                def rebound() -> bool:
+                    conn = bound._conn
+                    return conn is not None and conn is not old and two.safe_deadline() > closed_at + 2.0
+
+                await wait_until_async(rebound, 10, "a re-bind on a new connection")
+                assert not two.lost and not lost
+                lock.check()
+        probe.close()
         await client.close()
 
     asyncio.run(main())

@@ -5,6 +5,9 @@ worker.py ENDPOINT LOCK hold-then-write : 1 s session, takes LOCK, prints
     "refused" (StaleToken) or "written".
 worker.py ENDPOINT LOCK append FILE ID : waits for LOCK (FIFO), appends
     "ID:token" to FILE, releases.
+worker.py ENDPOINT LOCK hold GRACE [TTL] : a TTL-second session (default 30;
+    close_grace=GRACE seconds, "none" for no ONCLOSE), takes LOCK, prints
+    "token N", then sleeps until killed.
 """
 
 from __future__ import annotations
@@ -32,6 +35,15 @@ def main() -> int:
         except leasehold.StaleToken:
             print("refused", flush=True)
         session.close()
+        return 0
+    if mode == "hold":
+        grace = None if sys.argv[4] == "none" else float(sys.argv[4])
+        ttl = float(sys.argv[5]) if len(sys.argv) > 5 else 30.0
+        session = leasehold.Session(client, ttl=ttl, close_grace=grace)
+        lock = session.lock(lock_name, wait=10.0)
+        lock.acquire()
+        print("token", lock.token, flush=True)
+        sys.stdin.readline()  # until killed (or stdin closes)
         return 0
     if mode == "append":
         path, ident = sys.argv[4:6]

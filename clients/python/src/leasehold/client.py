@@ -6,7 +6,9 @@ makes the client prefer that address (at most ``max_redirects`` hops per
 call); a failed connection moves on to the next endpoint after a jittered
 exponential backoff, within the call's deadline, when repeating the request
 is harmless (reads, keepalives, the SEQ-tagged LOCK.ACQUIRE/LOCK.RELEASE).
-``SESSION.OPEN`` is re-sent only when it was never sent.
+``SESSION.OPEN`` is re-sent only when it was never sent, unless it carries
+a ``REQID`` (``Session`` always sends one): then a retry returns the same
+session, so it is re-sent like a keepalive.
 
 The client speaks RESP2 through redis-py's ``redis.Connection`` (redis-py 4.3
 has no RESP3), so it gets no server pushes; sessions poll instead (see
@@ -16,6 +18,9 @@ they are, for servers that ask for them.
 Thread-safety: a Client may be shared by any number of threads; each call
 takes a pooled connection of its own (at most ``max_connections`` at once;
 further callers wait), so a blocking acquire does not stall other threads.
+A ``Session`` opened with a close grace keeps one more connection of its
+own, made here (same TLS, AUTH, endpoints, redirects) but outside the pool
+and its limit (see ``Session``).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import Any, Callable, ContextManager, Dict, List, Optional, Tuple
+from typing import Any, Callable, ContextManager, Dict, List, Optional, Protocol, Tuple
 
 import redis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -43,6 +48,23 @@ _TRANSPORT_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
 
 class _NotSent(Exception):
     """The request never left this process (safe to send anywhere)."""
+
+
+class _Lane(Protocol):
+    """Where one attempt of a call gets its connection and returns it: the
+    client's pool (the Client itself) or a Session's bound connection
+    (``_bound.BoundConnection``). ``_sent`` is told once the request left
+    (``at``: the time just before it was sent), ``_checkin`` once it was
+    answered (also by an error reply), ``_discard`` when the connection
+    failed or timed out (it must be disconnected)."""
+
+    def _checkout(self, ep: Endpoint) -> redis.Connection: ...
+
+    def _sent(self, conn: redis.Connection, args: Tuple[Any, ...], at: float) -> None: ...
+
+    def _checkin(self, ep: Endpoint, conn: redis.Connection, sent_at: float) -> None: ...
+
+    def _discard(self, conn: redis.Connection) -> None: ...
 
 
 class Client:
@@ -106,23 +128,40 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _checkout(self, ep: Endpoint) -> redis.Connection:
-        with self._mu:
-            conns = self._idle.get(ep)
-            if conns:
-                return conns.pop()
+    def _new_connection(self, ep: Endpoint, client_name: Optional[str] = None) -> redis.Connection:
+        """A new, not yet connected connection to ``ep`` with this client's
+        options (TLS, AUTH, client name: ``client_name`` replaces the
+        client's). It connects on its first request."""
         host, port = ep
+        kwargs = self.options.connection_kwargs
+        if client_name:
+            kwargs = {**kwargs, "client_name": client_name}
         return self._conn_class(
             host=host,
             port=port,
             socket_timeout=self.call_timeout,
             socket_connect_timeout=self.connect_timeout,
-            **self.options.connection_kwargs,
+            **kwargs,
         )
 
-    def _checkin(self, ep: Endpoint, conn: redis.Connection) -> None:
+    # The pool, as the default lane of _attempt (see _Lane).
+
+    def _checkout(self, ep: Endpoint) -> redis.Connection:
+        with self._mu:
+            conns = self._idle.get(ep)
+            if conns:
+                return conns.pop()
+        return self._new_connection(ep)
+
+    def _sent(self, conn: redis.Connection, args: Tuple[Any, ...], at: float) -> None:
+        pass
+
+    def _checkin(self, ep: Endpoint, conn: redis.Connection, sent_at: float) -> None:
         with self._mu:
             self._idle.setdefault(ep, []).append(conn)
+
+    def _discard(self, conn: redis.Connection) -> None:
+        conn.disconnect()
 
     def _prefer(self, ep: Endpoint) -> None:
         with self._mu:
@@ -140,9 +179,10 @@ class Client:
     def _backoff(self, attempt: int, deadline: float) -> None:
         time.sleep(max(0.0, min(self.options.backoff_pause(attempt), deadline - time.monotonic())))
 
-    def _attempt(self, ep: Endpoint, args: Tuple[Any, ...], read_deadline: float) -> Any:
-        conn = self._checkout(ep)
+    def _attempt(self, ep: Endpoint, args: Tuple[Any, ...], read_deadline: float, lane: "_Lane") -> Any:
+        conn = lane._checkout(ep)
         fresh = getattr(conn, "_sock", None) is None  # not connected yet
+        sent_at = time.monotonic()
         try:
             try:
                 conn.send_command(*args)
@@ -150,6 +190,7 @@ class Client:
                 raise  # the handshake was refused: not a lost connection
             except _TRANSPORT_ERRORS as e:
                 raise _NotSent(str(e)) from e
+            lane._sent(conn, args, sent_at)
             # Wait for the reply no longer than the call's deadline (which may
             # be far beyond the socket timeout for a blocking acquire).
             while True:
@@ -160,14 +201,14 @@ class Client:
                     break
             reply = conn.read_response()
         except ResponseError:
-            self._checkin(ep, conn)  # an error reply: the connection is fine
+            lane._checkin(ep, conn, sent_at)  # an error reply: the connection is fine
             raise
         except BaseException as e:
-            conn.disconnect()
+            lane._discard(conn)
             if fresh and not self.options.ssl and closed_at_once(e) and speaks_tls(ep, self.connect_timeout):
                 raise tls_port_error(ep) from None  # retrying in plain text cannot help
             raise
-        self._checkin(ep, conn)
+        lane._checkin(ep, conn, sent_at)
         with self._mu:
             self._current = endpoint_text(ep)
         return reply
@@ -181,6 +222,7 @@ class Client:
         resend_if_sent: bool = False,
         on_reconnect: Optional[Callable[[], None]] = None,
         reserve: bool = True,
+        via: Optional["_Lane"] = None,
     ) -> Any:
         """Sends one command and returns its (RESP2, undecoded) reply.
 
@@ -192,7 +234,9 @@ class Client:
         retried, and a lost reply raises ``Unreachable``.
         ``on_reconnect`` is called before each re-send. ``reserve=False``
         skips the ``max_connections`` limit (the keepalive thread uses it
-        so that blocking acquires can never starve it).
+        so that blocking acquires can never starve it). ``via``: send on
+        that lane's connection instead of a pooled one (a Session's bound
+        connection, ``_bound.BoundConnection``; it takes no pool slot).
         Raises the mapped ``LeaseholdError`` for an error reply,
         ``Unreachable`` when no endpoint answered in time.
         """
@@ -202,14 +246,15 @@ class Client:
         redirects = 0
         attempt = 0
         slot: ContextManager[Any] = contextlib.nullcontext()
-        if reserve:
+        if reserve and via is None:
             slot = self._slots
+        lane: _Lane = self if via is None else via
         with slot:
             while True:
                 with self._mu:
                     ep = self._preferred
                 try:
-                    return self._attempt(ep, args, deadline)
+                    return self._attempt(ep, args, deadline, lane)
                 except ResponseError as e:
                     err = from_redis_error(e)
                     if isinstance(err, Redirect) and redirects < self.max_redirects:
@@ -253,15 +298,44 @@ class Client:
                 out[k] = v
         return out
 
-    def open_session(self, ttl_ms: int, owner: str = "") -> int:
+    def open_session(
+        self,
+        ttl_ms: int,
+        owner: str = "",
+        *,
+        close_grace_ms: Optional[int] = None,
+        reqid: str = "",
+        via: Optional["_Lane"] = None,
+    ) -> int:
+        """``SESSION.OPEN``. ``close_grace_ms``: ONCLOSE (the session ends that
+        long after the connection bound to it closes). ``reqid``: the retry
+        key; with one, a lost reply is retried and returns the same session.
+        ``via``: as in ``call`` (``Session`` opens an ONCLOSE session on its
+        own connection)."""
         args: List[Any] = ["SESSION.OPEN", ttl_ms]
         if owner:
             args += ["OWNER", owner]
-        return _replies.as_int(self.call(*args))
+        if close_grace_ms is not None:
+            args += ["ONCLOSE", close_grace_ms]
+        if reqid:
+            args += ["REQID", reqid]
+        return _replies.as_int(self.call(*args, resend_if_sent=bool(reqid), via=via))
 
-    def keepalive(self, session: int, timeout: Optional[float] = None, reserve: bool = True) -> int:
-        """The TTL now granted, in ms. ``SessionExpired`` when gone."""
-        return _replies.as_int(self.call("SESSION.KEEPALIVE", session, timeout=timeout, reserve=reserve, resend_if_sent=True))
+    def keepalive(
+        self,
+        session: int,
+        timeout: Optional[float] = None,
+        reserve: bool = True,
+        bind: bool = False,
+        via: Optional["_Lane"] = None,
+        on_reconnect: Optional[Callable[[], None]] = None,
+    ) -> int:
+        """The TTL now granted, in ms. ``SessionExpired`` when gone.
+        ``bind``: also bind an ONCLOSE session to the connection that carried
+        it. ``via``, ``on_reconnect``: as in ``call``."""
+        args: List[Any] = ["SESSION.KEEPALIVE", session] + (["BIND"] if bind else [])
+        return _replies.as_int(self.call(*args, timeout=timeout, reserve=reserve, resend_if_sent=True, via=via,
+                                         on_reconnect=on_reconnect))
 
     def close_session(self, session: int, timeout: Optional[float] = None) -> None:
         self.call("SESSION.CLOSE", session, timeout=timeout, resend_if_sent=True)

@@ -3,6 +3,16 @@
 bound, loss signalled once by callback, ``lost_event`` (an ``asyncio.Event``)
 and ``lost``; SEQ re-sends; ``check()``), with the keepalive as a task.
 
+The open carries a random REQID (a lost reply is re-sent and answers the
+same session). ``close_grace=`` seconds works as in ``leasehold.Session``
+(see its CLOSE GRACE): the session is opened with ONCLOSE on a connection
+of its own (``aio._bound``, outside the pool, named
+``leasehold-py-session-<id>`` unless the client has a name) that carries
+every keepalive as ``SESSION.KEEPALIVE id BIND``; when that connection is
+dropped or found broken, the safe deadline drops to at most bound floor +
+grace - the drift bound scaled to the grace, and the keepalive task re-binds
+on a new connection at once.
+
     session = await Session.open(client, ttl=10.0)
     async with session.lock("name", wait=5.0) as lock:
         lock.check()
@@ -16,6 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
+import secrets
 import time
 from typing import Any, Callable, Optional, Set
 
@@ -30,22 +42,28 @@ from ..errors import (
     TimedOut,
     WouldBlock,
 )
-from ..session import default_drift_bound
+from ..session import BOUND_DROPPED, NO_KEEPALIVE, default_drift_bound, grace_drift_bound
+from ._bound import BoundConnection
 from .client import Client
 
 
 class Session:
     def __init__(self, client: Client, ttl: float, drift_bound: float, interval: float,
-                 on_lost: Optional[Callable[[LeaseholdError], None]]) -> None:
+                 on_lost: Optional[Callable[[LeaseholdError], None]], close_grace: Optional[float] = None,
+                 grace_drift: float = 0.0) -> None:
         """Use ``await Session.open(...)``."""
         self.client = client
         self.ttl = ttl
         self.drift_bound = drift_bound
         self.keepalive_interval = interval
+        self.close_grace = close_grace
+        self._grace_drift = grace_drift
         self.id = 0
         self.lost_event = asyncio.Event()
         self._on_lost = on_lost
-        self._deadline = 0.0
+        self._deadline = math.inf  # set once opened
+        self._deadline_cause = NO_KEEPALIVE
+        self._bound = None if close_grace is None else BoundConnection(client, self._bound_dropped)
         self._reason: Optional[LeaseholdError] = None
         self._seq = itertools.count(1)
         self._locks: Set["Lock"] = set()
@@ -55,14 +73,35 @@ class Session:
     @classmethod
     async def open(cls, client: Client, ttl: float = 10.0, *, owner: str = "",
                    keepalive_interval: Optional[float] = None, drift_bound: Optional[float] = None,
-                   on_lost: Optional[Callable[[LeaseholdError], None]] = None) -> "Session":
+                   on_lost: Optional[Callable[[LeaseholdError], None]] = None,
+                   close_grace: Optional[float] = None) -> "Session":
+        """Opens the session (``ttl`` seconds) and starts its keepalive task;
+        the options are ``leasehold.Session``'s."""
         if ttl <= 0:
             raise InvalidArgument("ttl must be positive")
         drift = default_drift_bound(ttl) if drift_bound is None else drift_bound
-        s = cls(client, ttl, drift, keepalive_interval or ttl / 3, on_lost)
-        sent = time.monotonic()
-        s.id = await client.open_session(int(round(ttl * 1000)), owner)
+        if not 0 <= drift < ttl:
+            raise InvalidArgument("drift_bound must be in [0, ttl)")
+        if close_grace is not None and not 0 <= close_grace <= ttl:
+            raise InvalidArgument("close_grace must be in [0, ttl]")
+        grace_drift = 0.0 if close_grace is None else grace_drift_bound(close_grace, ttl, drift_bound)
+        s = cls(client, ttl, drift, keepalive_interval or ttl / 3, on_lost, close_grace, grace_drift)
+        reqid = "py-" + secrets.token_hex(12)
+        if s._bound is None:
+            sent = time.monotonic()
+            s.id = await client.open_session(int(round(ttl * 1000)), owner, reqid=reqid)
+        else:
+            try:
+                s.id = await client.open_session(int(round(ttl * 1000)), owner, reqid=reqid, via=s._bound,
+                                                 close_grace_ms=int(round((close_grace or 0) * 1000)))
+            except BaseException:
+                await s._bound.close()
+                raise
+            sent = s._bound.answered_at  # the answered attempt: it (re)bound the session and began its TTL
         s._deadline = sent + ttl - drift
+        s._deadline_cause = NO_KEEPALIVE
+        if s._bound is not None:
+            await s._name_bound_connection()
         s._task = asyncio.get_running_loop().create_task(s._run())
         return s
 
@@ -99,17 +138,24 @@ class Session:
 
     async def _run(self) -> None:
         next_at = time.monotonic() + self.keepalive_interval
+        if self._bound is not None and not self._bound.connected:
+            next_at = time.monotonic()  # naming it found the session's connection broken: re-bind now
         while True:
             now = time.monotonic()
             if now >= self._deadline:
-                self._lose(TimedOut("no keepalive acknowledged before the safe deadline"))
+                self._lose(TimedOut(self._deadline_cause))
                 return
-            await asyncio.sleep(max(0.0, min(next_at, self._deadline) - now))
+            if self._bound is None:
+                await asyncio.sleep(max(0.0, min(next_at, self._deadline) - now))
+            elif await self._bound.watch(min(next_at, self._deadline)):
+                next_at = time.monotonic()  # the session's connection broke: re-bind on a new one now
             sent = time.monotonic()
-            if sent >= self._deadline:
+            if sent >= self._deadline or sent < next_at:
                 continue
             try:
-                granted = await self.client.keepalive(self.id, timeout=self._deadline - sent)
+                granted = await self.client.keepalive(self.id, timeout=self._deadline - sent,
+                                                      bind=self._bound is not None, via=self._bound,
+                                                      on_reconnect=self._check_deadline)
             except SessionExpired as e:
                 self._lose(e)
                 return
@@ -117,6 +163,7 @@ class Session:
                 next_at = time.monotonic() + min(0.05, self.keepalive_interval)
                 continue
             self._deadline = max(self._deadline, sent + granted / 1000.0 - self.drift_bound)
+            self._deadline_cause = NO_KEEPALIVE
             next_at = sent + self.keepalive_interval
             for lock in list(self._locks):
                 try:
@@ -126,6 +173,29 @@ class Session:
                 if info is None or not any(h.session == self.id and h.token == lock.token for h in info.holders):
                     self._locks.discard(lock)
                     lock._mark_lost(NotHolder(f"lock '{lock.name}' is no longer held"))
+
+    async def _check_deadline(self) -> None:
+        """Before a keepalive is re-sent: give up once the safe deadline passed."""
+        if time.monotonic() >= self._deadline:
+            raise TimedOut("the session's safe deadline has passed")
+
+    def _bound_dropped(self, floor: float) -> None:
+        """The session's connection (close grace) is gone: see ``leasehold.Session``."""
+        assert self.close_grace is not None
+        limit = floor + max(0.0, self.close_grace - self._grace_drift)
+        if limit < self._deadline:
+            self._deadline = limit
+            self._deadline_cause = BOUND_DROPPED
+
+    async def _name_bound_connection(self) -> None:
+        assert self._bound is not None
+        if self.client.options.connection_kwargs.get("client_name"):
+            return
+        self._bound.name = f"leasehold-py-session-{self.id}"
+        try:
+            await self.client.call("CLIENT", "SETNAME", self._bound.name, retry=False, via=self._bound)
+        except LeaseholdError:
+            pass  # a broken connection was dropped (on_drop ran); the next one carries the name
 
     async def close(self) -> None:
         if self._closed:
@@ -137,14 +207,16 @@ class Session:
                 await self._task
             except (asyncio.CancelledError, Exception):
                 pass
-        never_ended = self._reason is None
+        may_live = self._reason is None or isinstance(self._reason, TimedOut)  # the server may still keep it
         past = time.monotonic() >= self._deadline
         self._lose(SessionExpired("closed"), closing=True)
-        if never_ended:
+        if may_live:
             try:
                 await self.client.close_session(self.id, timeout=0.5 if past else self.client.call_timeout)
             except LeaseholdError:
                 pass
+        if self._bound is not None:
+            await self._bound.close()  # after SESSION.CLOSE, so a clean exit is no "closed" expiry
 
     async def __aenter__(self) -> "Session":
         return self
