@@ -59,13 +59,18 @@ class OnCloseReqid : public ::testing::Test {
 
 // The server closes the holder's bound connection itself: the client is
 // alive, so its session is only unbound and lives until its TTL, like a
-// silent one. `close_it` makes the server close `holder`; `watcher` speaks
-// RESP3.
-void expect_server_close_keeps_the_session(OnCloseReqid& t, RespClient& holder, RespClient& waiter,
-                                           RespClient& watcher, const std::string& s,
-                                           const std::function<void()>& close_it) {
+// silent one. The holder (ONCLOSE 0, TTL 5 s) holds L, a waiter queues
+// for it, a RESP3 watcher watches the holder's session; `close_it` makes
+// the server close the holder's connection.
+void expect_server_close_keeps_the_session(OnCloseReqid& t, const std::function<void(RespClient&)>& close_it) {
+  RespClient holder = t.client(), waiter = t.client(), watcher = t.client();
+  ASSERT_EQ(watcher.call({"HELLO", "3"}).type, Type::kMap);
+  const std::string s = t.open(holder, {"ONCLOSE", "0"}, 5000);
+  const std::string w = t.open(waiter);
+  ASSERT_EQ(holder.call({"LOCK.ACQUIRE", "L", s}).type, Type::kInteger);
+  ASSERT_TRUE(waiter.send({"LOCK.ACQUIRE", "L", w, "WAIT", "0"}));
   ASSERT_EQ(watcher.call({"SESSION.WATCH", s}), Value::simple("OK"));
-  close_it();
+  close_it(holder);
   ASSERT_TRUE(holder.wait_closed(scaled(5s))) << "the server did not close the holder's connection";
   // What the server counts as left of the session's TTL, read after the
   // close: the lock is not granted before that has passed.
@@ -192,25 +197,13 @@ class OnCloseServerClose : public OnCloseReqid {
 };
 
 TEST_F(OnCloseServerClose, AProtocolErrorCloseLeavesTheSessionToItsTtl) {
-  RespClient holder = client(), waiter = client(), watcher = client();
-  ASSERT_EQ(watcher.call({"HELLO", "3"}).type, Type::kMap);
-  const std::string s = open(holder, {"ONCLOSE", "0"}, 5000);
-  const std::string w = open(waiter);
-  ASSERT_EQ(holder.call({"LOCK.ACQUIRE", "L", s}).type, Type::kInteger);
-  ASSERT_TRUE(waiter.send({"LOCK.ACQUIRE", "L", w, "WAIT", "0"}));
-  expect_server_close_keeps_the_session(*this, holder, waiter, watcher, s, [&] {
+  expect_server_close_keeps_the_session(*this, [](RespClient& holder) {
     ASSERT_TRUE(holder.send_raw("*1\r\n$x\r\n"));  // not RESP: an error reply, then the server closes
   });
 }
 
 TEST_F(OnCloseServerClose, AnIdleTimeoutCloseLeavesTheSessionToItsTtl) {
-  RespClient holder = client(), waiter = client(), watcher = client();
-  ASSERT_EQ(watcher.call({"HELLO", "3"}).type, Type::kMap);
-  const std::string s = open(holder, {"ONCLOSE", "0"}, 5000);
-  const std::string w = open(waiter);
-  ASSERT_EQ(holder.call({"LOCK.ACQUIRE", "L", s}).type, Type::kInteger);
-  ASSERT_TRUE(waiter.send({"LOCK.ACQUIRE", "L", w, "WAIT", "0"}));
-  expect_server_close_keeps_the_session(*this, holder, waiter, watcher, s, [&] {
+  expect_server_close_keeps_the_session(*this, [](RespClient& holder) {
     ASSERT_TRUE(holder.send_raw("*2\r\n$4\r\nECHO\r\n"));  // a request that never completes
   });
 }
