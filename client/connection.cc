@@ -289,7 +289,7 @@ Result<bool> Connection::wait_readable(Deadline deadline, int interrupt_fd) {
     int n = ::poll(fds.data(), count, millis_until(deadline));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return fail(Status(ErrorCode::kIoError, "poll: " + errno_text(errno)));
-    if (count == 2 && (fds[1].revents & POLLIN) != 0) return fail(interrupted_status());
+    if (count == 2 && (fds[1].revents & POLLIN) != 0) return interrupted_status();  // nothing consumed
     if (n > 0) return true;
     if (deadline && Clock::now() >= *deadline) return false;
   }

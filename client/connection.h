@@ -1,13 +1,13 @@
 // client/connection.h: one RESP3 connection to one endpoint (internal).
 //
 // Blocking in the caller's thread, bounded by poll() with a deadline. Every
-// wait can also be cut short by an "interrupt fd" (an eventfd that becomes
-// readable, e.g. when a session ends), reported as interrupted().
+// wait can also be cut short by an "interrupt fd" (any fd that becomes
+// readable, e.g. an eventfd when a session ends), reported as interrupted().
 //
-// After any failure (I/O error, timeout, interrupt, protocol error) the
-// connection is broken(): the stream may be out of step with the replies, so
-// the owner must discard it. A server error reply (-CODE msg) is a value,
-// not a failure.
+// After any failure of dial, send, read or roundtrip (I/O error, timeout,
+// interrupt, protocol error) the connection is broken(): the stream may be
+// out of step with the replies, so the owner must discard it. A server
+// error reply (-CODE msg) is a value, not a failure.
 //
 // Errors: kUnreachable (connect failed, connection closed or reset),
 // kTimedOut (deadline passed), kUnavailable "interrupted" (interrupt fd),
@@ -69,6 +69,9 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   const Endpoint& endpoint() const { return endpoint_; }
+  // The socket, for the owner to poll for readiness (client/parked_connection.h);
+  // never read from or written to but through this object.
+  int fd() const { return fd_; }
   bool broken() const { return broken_; }
   // False when the peer closed the socket or sent unrequested bytes since the
   // last reply (then the connection must not be reused).
@@ -76,7 +79,8 @@ class Connection {
 
   Status send(const std::vector<std::string>& args, Deadline deadline, int interrupt_fd);
   // Waits until input is buffered or readable: true then, false when the
-  // deadline passed first (not a failure: the connection stays usable).
+  // deadline passed first, interrupted() when the interrupt fd fired first.
+  // Neither is a failure: nothing was consumed, the connection stays usable.
   Result<bool> wait_readable(Deadline deadline, int interrupt_fd);
   // The next value from the server, pushes included.
   Result<resp::Value> read(Deadline deadline, int interrupt_fd);

@@ -69,7 +69,7 @@ struct SessionState {
   const Millis drift;  // drift_margin(options)
   const double drift_factor;  // options.drift_factor, clamped to [0, 1] (also bounds a lease)
   const Millis drift_fixed;   // options.drift_fixed
-  const bool bind;     // opened with ONCLOSE: each keepalive re-binds (SESSION.KEEPALIVE id BIND)
+  const bool bind;     // opened with ONCLOSE: each new keepalive connection is bound (SESSION.KEEPALIVE id BIND)
   const Millis close_grace;  // options.close_grace (0 without ONCLOSE)
   // Session::close() is closing it on the server: an end from now on is
   // not a loss (no on_lost / on_lock_lost), whatever the keepalive thread saw.
@@ -78,8 +78,9 @@ struct SessionState {
 
   Clock::time_point deadline() const;
   void set_deadline(Clock::time_point when);
-  // ONCLOSE: the connection the session is bound to is gone (dropped by this
-  // client, or closed under it). The server may have seen that close as
+  // ONCLOSE: a connection the session may be bound to is gone (closed by
+  // this client, or by a real error under it; never for a timeout alone,
+  // see client/parked_connection.h). The server may have seen that close as
   // early as `bound_floor` (the send time of the latest request it answered
   // on that connection, or of the binding request itself) and then ends the
   // session after the close grace: the safe deadline becomes at most
@@ -132,7 +133,9 @@ inline Millis safe_part(Millis lease, Millis drift) { return lease > drift ? lea
 // The keepalive thread's body: runs until the state has ended. `bound`, when
 // given, is the connection an ONCLOSE session was opened on (so bound to),
 // `bound_floor` the send time of that open: the loop watches and keeps the
-// session alive on it rather than dialling another.
+// session alive on it rather than dialling another. A call on the bound
+// connection that times out parks it (kept open) while a new connection is
+// dialled and bound; see client/parked_connection.h.
 void run_keepalive(const std::shared_ptr<SessionState>& state, std::unique_ptr<Connection> bound = nullptr,
                    Clock::time_point bound_floor = {});
 

@@ -67,14 +67,17 @@ struct SessionOptions {
   // ONCLOSE (docs/client.md, "Choosing TTL, close grace and max hold"): when
   // set, the session ends this long after its keepalive connection closes
   // (the process crashed or was killed), so a waiter gets its locks at once
-  // instead of after the TTL. Each keepalive re-binds (also after a
-  // reconnect or a failover). Trade-off: a connection this client drops
-  // itself (a call timing out) or that something else resets also ends the
-  // session after the grace, and the client cannot tell that from the
-  // server's death: whenever the bound connection is lost, the safe
-  // deadline drops to the send time of the last request answered on it +
-  // the grace - drift (grace 0: the session is lost at once), until a
-  // re-bind on a new connection is acknowledged. Off by default.
+  // instead of after the TTL. The session is bound to each new keepalive
+  // connection (after a reconnect or a failover) by its first keepalive.
+  // A keepalive that times out closes nothing (silence is not a close): the
+  // connection is kept open while a new one is dialled and bound, and
+  // closed only once that bind is acknowledged. Trade-off: a bound
+  // connection that something resets, or that closes under the client,
+  // also ends the session after the grace, and the client cannot tell that
+  // from the server's death: then the safe deadline drops to the send time
+  // of the last request answered on it + the grace - drift (grace 0: the
+  // session is lost at once), until a re-bind on a new connection is
+  // acknowledged. Off by default.
   std::optional<Millis> close_grace;
   // The clock drift bound (the contract's, docs/client.md): the safe
   // deadline is the send time of the last acknowledged keepalive plus the

@@ -3,6 +3,11 @@
 // (torture/faults/fault_proxy.h) in front of a real `leasehold server`:
 // - a blackhole shorter than the TTL closes nothing: the lock stays held and
 //   the session lives on after the heal;
+// - a blackhole longer than the call timeout and the grace: the keepalive
+//   that times out closes nothing; the client binds the session to a new
+//   connection after the heal and only then closes the old one;
+// - a BIND refused with an error reply bound nothing, so it does not lower
+//   the safe deadline;
 // - a reset of the bound connection (which the server may count as the
 //   client's close) lowers the safe deadline to the last answered send +
 //   grace - drift: with grace 0 the session is lost at once; with a grace
@@ -12,6 +17,7 @@
 //   connection: one session, the one the client got.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -37,6 +43,7 @@ using testing::TempDir;
 using torture::BlockMode;
 using torture::Direction;
 using torture::FaultProxy;
+using torture::FaultProxyStats;
 
 class OnCloseSession : public ::testing::Test {
  protected:
@@ -73,12 +80,14 @@ class OnCloseSession : public ::testing::Test {
     return out;
   }
   // The session holding `lock` as the server sees it (direct); 0 if free.
-  std::int64_t holder(const std::string& lock) {
+  std::int64_t holder(const std::string& lock) { return holder_field(lock, "session"); }
+  // A field of the first holder of `lock` (direct); 0 if free.
+  std::int64_t holder_field(const std::string& lock, const std::string& field) {
     const resp::Value info = direct_.call({"LOCK.INFO", lock});
     const resp::Value* holders = info.find("holders");
     if (holders == nullptr || holders->elements.empty()) return 0;
-    const resp::Value* session = holders->elements[0].find("session");
-    return session ? session->integer : 0;
+    const resp::Value* value = holders->elements[0].find(field);
+    return value ? value->integer : 0;
   }
 
   TempDir dir_{"client-onclose"};
@@ -111,6 +120,134 @@ TEST_F(OnCloseSession, ABlackholeShorterThanTheTtlKeepsTheLock) {
   EXPECT_TRUE(g->valid()) << g->status().to_string();
   EXPECT_EQ(holder("bh"), static_cast<std::int64_t>(s->id()));
   EXPECT_EQ(waiter.read(10ms).status().code(), ErrorCode::kTimedOut) << "the waiter got the lock";
+}
+
+// Silence is not a close, also past the call timeout: the keepalive stuck
+// in a blackhole times out after 5 s, but its connection stays open (the
+// server would count its close); the client dials again, and once the
+// network heals binds the session to the new connection and only then
+// closes the old one. The session, its lock and its token survive, `lost`
+// never fires, and nobody else gets the lock.
+TEST_F(OnCloseSession, ABlackholeLongerThanTheCallTimeoutKeepsTheSession) {
+  std::atomic<bool> lost_called{false};
+  SessionOptions so;
+  so.ttl = 30s;
+  so.close_grace = 2s;
+  so.keepalive_interval = 1s;  // a keepalive is in flight soon after the blackhole starts
+  so.on_lost = [&](const Status&) { lost_called = true; };
+  auto opened = Session::open(client_, so);
+  ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
+  auto& s = *opened;
+  auto g = LockGuard::try_acquire(*s, "bh-long");
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  const std::uint64_t token = g->token();
+  RespClient waiter = server_.client();
+  const resp::Value w = waiter.call({"SESSION.OPEN", "60000"});
+  ASSERT_EQ(w.type, resp::Type::kInteger);
+  ASSERT_TRUE(waiter.send({"LOCK.ACQUIRE", "bh-long", std::to_string(w.integer), "WAIT", "0"}));
+  const FaultProxyStats before = proxy_->stats();
+  proxy_->partition(BlockMode::kHold);
+  // deliberate: a 10 s blackhole both ways, past the 5 s call timeout and
+  // the 2 s grace, under the 30 s TTL.
+  EXPECT_EQ(waiter.read(10s).status().code(), ErrorCode::kTimedOut) << "the lock was granted during the blackhole";
+  EXPECT_FALSE(s->lost()) << s->status().to_string();
+  proxy_->heal();
+  const auto healed = Clock::now();
+  // A keepalive sent after the heal was acknowledged: a new connection's
+  // BIND (the old connection's late reply is never read).
+  ASSERT_TRUE(eventually([&] { return s->lost() || s->safe_deadline() > healed + 25s; }, 15s))
+      << "no keepalive acknowledged after the heal";
+  // The old connection was closed once the new one was bound: as many
+  // connections open as before, and more made.
+  EXPECT_TRUE(eventually([&] {
+    const FaultProxyStats now = proxy_->stats();
+    return now.connections_open == before.connections_open && now.connections_accepted > before.connections_accepted;
+  }, 10s)) << "open " << proxy_->stats().connections_open << ", before " << before.connections_open;
+  EXPECT_FALSE(s->lost()) << s->status().to_string();
+  EXPECT_FALSE(lost_called.load());
+  EXPECT_TRUE(g->valid()) << g->status().to_string();
+  EXPECT_EQ(holder("bh-long"), static_cast<std::int64_t>(s->id()));
+  EXPECT_EQ(holder_field("bh-long", "token"), static_cast<std::int64_t>(token));
+  const resp::Value other = direct_.call({"SESSION.OPEN", "60000"});
+  ASSERT_EQ(other.type, resp::Type::kInteger);
+  EXPECT_EQ(direct_.call({"LOCK.ACQUIRE", "bh-long", std::to_string(other.integer)}).type, resp::Type::kNull)
+      << "a second session got the lock";
+  // deliberate: past the grace after the old connection closed, the server
+  // has not ended the session (it was bound to the new connection then).
+  std::this_thread::sleep_for(so.close_grace.value() + 1s);
+  EXPECT_EQ(holder("bh-long"), static_cast<std::int64_t>(s->id()));
+  EXPECT_FALSE(s->lost()) << s->status().to_string();
+  EXPECT_FALSE(lost_called.load());
+  EXPECT_EQ(waiter.read(10ms).status().code(), ErrorCode::kTimedOut) << "the waiter got the lock";
+}
+
+// A BIND answered with an error reply bound nothing, so the connection that
+// carried it can close without the server ending the session: the safe
+// deadline stays where the last acknowledged keepalive put it. Here the
+// keepalive connection times out in a blackhole, and the new connections
+// reach a second server (through the proxy's router) that has a session
+// with the same id opened without ONCLOSE: SESSION.WATCH is answered, the
+// BIND is refused with -ERR. Once new connections reach the first server
+// again, the session is bound there and kept.
+TEST_F(OnCloseSession, ABindRefusedWithAnErrorDoesNotLowerTheSafeDeadline) {
+  ServerProcess other;
+  ASSERT_TRUE(other.start(dir_.file("other")));
+  std::atomic<std::uint16_t> route{0};  // 0: the fixture's server
+  std::atomic<int> routed_to_other{0};
+  auto p = FaultProxy::start(server_.port(), 0, [&](std::uint16_t) -> std::uint16_t {
+    const std::uint16_t to = route.load();
+    if (to != 0) ++routed_to_other;
+    return to;
+  });
+  ASSERT_TRUE(p) << p.status().to_string();
+  std::unique_ptr<FaultProxy> router = std::move(p).value();
+  ClientOptions o;
+  o.endpoints = {*parse_endpoint("127.0.0.1:" + std::to_string(router->port()))};
+  o.call_timeout = 1s;
+  o.connect_timeout = 500ms;
+  auto c = Client::create(o);
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  SessionOptions so;
+  so.ttl = 30s;
+  so.close_grace = 2s;
+  so.keepalive_interval = 300ms;
+  auto opened = Session::open(*c, so);
+  ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
+  auto& s = *opened;
+  // Session ids are the log's revision: open sessions on the other server
+  // until one has this session's id.
+  RespClient on_other = other.client();
+  std::int64_t twin = 0;
+  while (twin < static_cast<std::int64_t>(s->id())) {
+    const resp::Value r = on_other.call({"SESSION.OPEN", "60000"});
+    ASSERT_EQ(r.type, resp::Type::kInteger) << r.debug_string();
+    twin = r.integer;
+  }
+  ASSERT_EQ(twin, static_cast<std::int64_t>(s->id()));
+  route = other.port();
+  const FaultProxyStats before = router->stats();
+  router->partition(BlockMode::kHold);
+  // The keepalive in the blackhole timed out (1 s) and a new connection was tried.
+  ASSERT_TRUE(eventually([&] { return router->stats().connections_accepted > before.connections_accepted; }, 10s))
+      << "no new connection after the keepalive timed out";
+  router->heal();
+  // Each connection routed to the other server is refused its BIND and
+  // dropped before the next is made: three mean at least two refusals.
+  ASSERT_TRUE(eventually([&] { return routed_to_other.load() >= 3 || s->lost(); }, 15s))
+      << "routed " << routed_to_other.load();
+  EXPECT_FALSE(s->lost()) << s->status().to_string();
+  // Not lowered to a refused BIND's send time + the 2 s grace.
+  EXPECT_GT(s->safe_deadline(), Clock::now() + 10s);
+  route = 0;
+  const auto back = Clock::now();
+  ASSERT_TRUE(eventually([&] { return s->lost() || s->safe_deadline() > back + 25s; }, 10s))
+      << "not bound again on the first server";
+  EXPECT_FALSE(s->lost()) << s->status().to_string();
+  // deliberate: past the grace after the parked connection closed, the
+  // first server keeps the session (bound to the new connection).
+  std::this_thread::sleep_for(so.close_grace.value() + 1s);
+  EXPECT_EQ(sessions(), std::vector<std::int64_t>{static_cast<std::int64_t>(s->id())});
+  EXPECT_FALSE(s->lost()) << s->status().to_string();
 }
 
 // Grace 0: a reset bound connection may have ended the session on the

@@ -444,8 +444,8 @@ TEST(ClusterTest, OnCloseSessionSurvivesAFailoverAndItsCloseStillFreesTheLock) {
   const int np = c->wait_primary(30s, p);
   ASSERT_GE(np, 0) << c->log_tails();
   EXPECT_EQ(holder_on(*c, np, "fo"), sid) << "the failover ended the session";
-  // A keepalive (each one re-binds) reached the new primary: its
-  // remaining TTL went up between two reads.
+  // A keepalive (the first on the new connection re-binds) reached the new
+  // primary: its remaining TTL went up between two reads.
   std::int64_t last = remaining_on(*c, np, sid);
   EXPECT_TRUE(eventually([&] {
     const std::int64_t now = remaining_on(*c, np, sid);

@@ -1,7 +1,8 @@
 // SESSION.OPEN ... ONCLOSE grace_ms and REQID r on a real server: a closed
 // connection frees an ONCLOSE session's locks well before its TTL (and only
 // the TTL frees a session without ONCLOSE); a keepalive or re-bind during
-// the grace keeps it; a close of the server's own (a protocol error, the
+// the grace keeps it, and the close of a connection it was re-bound away
+// from ends nothing; a close of the server's own (a protocol error, the
 // idle timeout) does not end it, QUIT does; a REQID retry on another
 // connection gets the same session; bad input gets a clear error.
 #include <gtest/gtest.h>
@@ -134,6 +135,27 @@ TEST_F(OnCloseReqid, KeepaliveDuringTheGraceKeepsTheSessionAndBindMovesIt) {
   EXPECT_EQ(waiter.read(2500ms).status().code(), ErrorCode::kTimedOut);
   EXPECT_TRUE(live(admin, s));  // (not on `waiter`: its blocked acquire holds up what follows)
   // The binding moved: closing the new connection ends the session.
+  other.close();
+  auto token = waiter.read(10s);
+  ASSERT_TRUE(token) << token.status().to_string();
+  EXPECT_EQ(token->type, Type::kInteger);
+}
+
+// What a client does after a keepalive timed out: it binds the session to
+// a new connection while the old one is still open, then closes the old
+// one. That close is of a connection no longer bound: it ends nothing.
+TEST_F(OnCloseReqid, ClosingAConnectionNoLongerBoundEndsNothing) {
+  RespClient first = client(), other = client(), waiter = client(), admin = client();
+  const std::string s = open(first, {"ONCLOSE", "1000"});
+  const std::string w = open(waiter);
+  ASSERT_EQ(first.call({"LOCK.ACQUIRE", "L", s}).type, Type::kInteger);
+  ASSERT_TRUE(waiter.send({"LOCK.ACQUIRE", "L", w, "WAIT", "0"}));
+  ASSERT_EQ(other.call({"SESSION.KEEPALIVE", s, "BIND"}).type, Type::kInteger);
+  first.close();
+  // deliberate: past the 1 s grace after the old connection closed, the lock is still held.
+  EXPECT_EQ(waiter.read(2000ms).status().code(), ErrorCode::kTimedOut);
+  EXPECT_TRUE(live(admin, s));
+  // The session is bound to `other`: its close ends it.
   other.close();
   auto token = waiter.read(10s);
   ASSERT_TRUE(token) << token.status().to_string();

@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterator, List, Optional, TypeVar
@@ -102,6 +103,92 @@ def port_open(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+class HoldingProxy:
+    """A loopback TCP proxy in front of 127.0.0.1:``port`` that can hold the
+    network, as the fault proxy of the C++ tests does with a held partition
+    (torture/faults/fault_proxy.h): ``hold()`` stops every byte both ways on
+    every connection, current and new (they wait in the kernel and here, and
+    flow again at ``heal()``, as TCP would retransmit them after a partition
+    heals; a close waits too). ``hold_on``: hold by itself when a chunk
+    containing these bytes arrives (before forwarding it). ``held`` is set
+    at each hold. ``accepted`` and ``open`` count connections. Use as a
+    context manager: leaving it closes every socket."""
+
+    def __init__(self, port: int, hold_on: Optional[bytes] = None) -> None:
+        self._port = port
+        self._hold_on = hold_on
+        self.held = threading.Event()
+        self._flowing = threading.Event()
+        self._flowing.set()
+        self._mu = threading.Lock()
+        self._socks: List[socket.socket] = []
+        self.accepted = 0
+        self.open = 0
+        self._listener = socket.socket()
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(16)
+        self.endpoint = f"127.0.0.1:{self._listener.getsockname()[1]}"
+        threading.Thread(target=self._accept_loop, daemon=True).start()
+
+    def hold(self) -> None:
+        self._flowing.clear()
+        self.held.set()
+
+    def heal(self) -> None:
+        self._flowing.set()
+
+    def __enter__(self) -> "HoldingProxy":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._flowing.set()
+        with self._mu:
+            socks, self._socks = self._socks + [self._listener], []
+        for sock in socks:
+            sock.close()
+
+    def _accept_loop(self) -> None:
+        while True:
+            try:
+                c, _ = self._listener.accept()
+                up = socket.create_connection(("127.0.0.1", self._port))
+            except OSError:
+                return
+            with self._mu:
+                self.accepted += 1
+                self.open += 1
+                self._socks += [c, up]
+            ended = threading.Event()
+            threading.Thread(target=self._pipe, args=(c, up, ended), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(up, c, ended), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket, ended: threading.Event) -> None:
+        try:
+            while True:
+                self._flowing.wait()
+                data = src.recv(65536)
+                with self._mu:
+                    if self._hold_on is not None and self._hold_on in data:
+                        self._hold_on = None
+                        self.hold()
+                self._flowing.wait()  # a chunk read as the hold began waits here
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with self._mu:
+                if not ended.is_set():
+                    ended.set()
+                    self.open -= 1
+            for sock in (src, dst):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
 
 class Proc:

@@ -9,7 +9,7 @@ from typing import List
 import pytest
 
 import leasehold
-from conftest import Proc, scaled, wait_until_async
+from conftest import HoldingProxy, Proc, scaled, wait_until_async
 from leasehold import _replies, aio
 from leasehold.aio._bound import BoundConnection
 
@@ -103,5 +103,50 @@ def test_aio_close_grace_server_close_of_the_session_connection(server: Proc) ->
                 lock.check()
         probe.close()
         await client.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("held", ["keepalive", "naming"])
+def test_aio_a_blackhole_longer_than_the_call_timeout_keeps_the_session(server: Proc, held: str) -> None:
+    """The asyncio Session with a close grace: a 10 s blackhole (past the 5 s
+    call timeout and the 2 s grace, under the 30 s TTL) of its own
+    connection, with a keepalive in it or the CLIENT SETNAME right after the
+    open. Nothing is given up at the call timeout and nothing closed: after
+    the heal the session, its lock and its token are kept, on_lost never
+    ran, and no other session can take the lock."""
+
+    async def main() -> None:
+        direct = leasehold.Client(server.endpoint, call_timeout=10.0)
+        lost: List[leasehold.LeaseholdError] = []
+        with HoldingProxy(server.port, hold_on=b"SETNAME" if held == "naming" else None) as proxy:
+            client = aio.Client(proxy.endpoint, call_timeout=5.0)
+            async with await aio.Session.open(client, ttl=30.0, close_grace=2.0, keepalive_interval=1.0,
+                                              on_lost=lost.append) as session:
+                lock = session.lock("aio-bh-long", wait=5.0)
+                if held == "keepalive":
+                    await lock.acquire()
+                    proxy.hold()
+                await wait_until_async(proxy.held.is_set, 10, "the blackhole")
+                # deliberate: the blackhole lasts 10 s, past the call timeout and the grace.
+                await asyncio.sleep(10.0)
+                assert not session.lost, session.reason
+                proxy.heal()
+                healed = time.monotonic()
+                await wait_until_async(lambda: session.lost or session.safe_deadline() > healed + 25.0, 15,
+                                       "a keepalive sent after the heal acknowledged")
+                assert not session.lost and not lost, (session.reason, lost)
+                if held == "naming":
+                    await lock.acquire()
+                info = direct.lock_info("aio-bh-long")
+                assert info is not None and [(h.session, h.token) for h in info.holders] == [(session.id, lock.token)]
+                other = direct.open_session(60_000)
+                assert direct.call("LOCK.ACQUIRE", "aio-bh-long", other) is None, "a second session got the lock"
+                # deliberate: past the grace after the heal, the server kept the session.
+                await asyncio.sleep(3.0)
+                assert not session.lost and not lost, (session.reason, lost)
+                lock.check()
+            await client.close()
+        direct.close()
 
     asyncio.run(main())

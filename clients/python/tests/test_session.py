@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import pytest
 
 import leasehold
-from conftest import Proc, free_port, poll_until, scaled, wait_until
+from conftest import HoldingProxy, Proc, free_port, poll_until, scaled, wait_until
 from leasehold import _replies
 from leasehold._bound import BoundConnection, BoundFloor, binds
 from leasehold.session import grace_drift_bound
@@ -474,6 +474,49 @@ def test_a_server_close_of_the_session_connection_is_ridden_out_with_a_grace(ser
         assert info is not None and [(h.session, h.token) for h in info.holders] == [(session.id, lock.token)]
 
 
+@pytest.mark.parametrize("held", ["keepalive", "naming"])
+def test_a_blackhole_longer_than_the_call_timeout_keeps_the_session(server: Proc, held: str) -> None:
+    """Silence is not a close, also past the call timeout: a 10 s blackhole
+    (past the 5 s call timeout and the 2 s grace, under the 30 s TTL) of the
+    session's own connection, with a keepalive in it, or the CLIENT SETNAME
+    that names the connection right after the open. That request is not
+    given up at the call timeout and its connection is not closed (the
+    server would count that close): after the heal the session, its lock
+    and its token are kept, on_lost never ran, and no other session can
+    take the lock."""
+    direct = make_client(server.endpoint)
+    lost: List[leasehold.LeaseholdError] = []
+    with HoldingProxy(server.port, hold_on=b"SETNAME" if held == "naming" else None) as proxy:
+        client = make_client(proxy.endpoint, call_timeout=5.0)
+        with leasehold.Session(client, ttl=30.0, close_grace=2.0, keepalive_interval=1.0,
+                               on_lost=lost.append) as session:
+            if held == "keepalive":
+                lock = session.lock("bh-long", wait=5.0)
+                token = lock.acquire()
+                proxy.hold()
+            assert proxy.held.wait(scaled(10)), "nothing held"
+            # deliberate: the blackhole lasts 10 s, past the call timeout and the grace.
+            time.sleep(10.0)
+            assert not session.lost, session.reason
+            proxy.heal()
+            healed = time.monotonic()
+            wait_until(lambda: session.lost or session.safe_deadline() > healed + 25.0, 15,
+                       "a keepalive sent after the heal acknowledged")
+            assert not session.lost and not lost, (session.reason, lost)
+            if held == "naming":
+                lock = session.lock("bh-long", wait=5.0)
+                token = lock.acquire()
+            info = direct.lock_info("bh-long")
+            assert info is not None and [(h.session, h.token) for h in info.holders] == [(session.id, token)]
+            other = direct.open_session(60_000)
+            assert direct.call("LOCK.ACQUIRE", "bh-long", other) is None, "a second session got the lock"
+            # deliberate: past the grace after the heal, the server kept the session.
+            time.sleep(3.0)
+            assert not session.lost and not lost, (session.reason, lost)
+            assert session.id in session_ids(direct)
+            lock.check()
+
+
 # -- unit tests (no process) ---------------------------------------------------
 
 
@@ -499,6 +542,28 @@ def test_bound_floor_follows_the_binding_and_the_answers() -> None:
     f.answered(4.0)  # an older request answered late does not lower it
     assert f.floor == 5.0
     assert f.take() == 5.0 and f.floor is None and f.take() is None
+
+
+def test_a_refused_binding_request_bound_nothing() -> None:
+    """An error reply changes nothing on the server: a connection's first
+    BIND answered with one (a standby's -REDIRECT, -TRYAGAIN) left it
+    unbound. Once bound, a later refusal changes nothing either."""
+    f = BoundFloor()
+    f.sent(("SESSION.KEEPALIVE", 7, "BIND"), 2.0)
+    f.answered(2.0, refused=True)
+    assert f.floor is None
+    f.sent(("SESSION.KEEPALIVE", 7, "BIND"), 3.0)
+    f.answered(3.0)
+    f.sent(("SESSION.KEEPALIVE", 7, "BIND"), 4.0)
+    f.answered(4.0, refused=True)
+    assert f.floor == 4.0
+    drops: List[float] = []
+    bound = BoundConnection(_FakeClient(), drops.append)  # type: ignore[arg-type]
+    conn = bound._checkout(("127.0.0.1", 1))
+    bound._sent(conn, ("SESSION.KEEPALIVE", 7, "BIND"), 5.0)
+    bound._checkin(("127.0.0.1", 1), conn, 5.0, refused=True)  # -REDIRECT 127.0.0.1:2
+    bound._checkout(("127.0.0.1", 2))
+    assert conn.disconnected and drops == [], "a refused BIND's connection closes at no cost"
 
 
 def test_grace_drift_bound_applies_the_ttl_rule_to_the_grace() -> None:

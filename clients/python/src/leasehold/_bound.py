@@ -13,9 +13,14 @@ answered on the connection, or of the binding request (an open or a BIND)
 that bound it, whichever is later. The server saw the connection open at or
 after that time, so when it sees it close it ends the session no earlier
 than floor + close grace. Whenever the connection is dropped or found
-broken (a timeout, an error, a reset, EOF, a redirect elsewhere)
-``on_drop(floor)`` is called, once, if a binding request was sent on it;
-the next request makes a new connection (which the session binds again).
+broken (an error, a reset, EOF, a redirect elsewhere, a call given up at
+its deadline) ``on_drop(floor)`` is called, once, if a binding request was
+sent on it and not refused: an error reply (``-REDIRECT``, ``-TRYAGAIN``...)
+changes nothing on the server, so the first binding request of a
+connection answered with one bound nothing. The next request makes a new
+connection (which the session binds again). A keepalive is never given up
+at the call timeout, only at the safe deadline (``Session``), so a late
+reply closes nothing: silence is not a close.
 
 ``watch(until, wake)`` waits for the next keepalive while watching the idle
 connection: the server sends nothing unasked on RESP2, so a readable socket
@@ -60,19 +65,27 @@ class BoundFloor:
     def __init__(self) -> None:
         self.floor: Optional[float] = None
         self.answered_at = 0.0  # send time of the latest answered request
+        self._binding_at: Optional[float] = None  # send time of the request that set floor, until answered
 
     def sent(self, args: Tuple[Any, ...], at: float) -> None:
         if self.floor is None and binds(args):
             self.floor = at  # bound from here on, if the server reads it
+            self._binding_at = at
 
-    def answered(self, sent_at: float) -> None:
+    def answered(self, sent_at: float, refused: bool = False) -> None:
+        """The request sent at ``sent_at`` was answered; ``refused``: by an
+        error reply, which bound nothing if that request was the binding one."""
         self.answered_at = sent_at
-        if self.floor is not None:
+        if refused and self._binding_at == sent_at:
+            self.floor = None
+        elif self.floor is not None:
             self.floor = max(self.floor, sent_at)
+        if self._binding_at == sent_at:
+            self._binding_at = None
 
     def take(self) -> Optional[float]:
         """The floor of a connection being dropped (None: never bound); resets."""
-        floor, self.floor = self.floor, None
+        floor, self.floor, self._binding_at = self.floor, None, None
         return floor
 
 
@@ -109,9 +122,9 @@ class BoundConnection:
         if conn is self._conn:
             self._floor.sent(args, at)
 
-    def _checkin(self, ep: Endpoint, conn: redis.Connection, sent_at: float) -> None:
+    def _checkin(self, ep: Endpoint, conn: redis.Connection, sent_at: float, refused: bool = False) -> None:
         if conn is self._conn:
-            self._floor.answered(sent_at)
+            self._floor.answered(sent_at, refused)
 
     def _discard(self, conn: redis.Connection) -> None:
         if conn is self._conn:

@@ -55,14 +55,15 @@ class _Lane(Protocol):
     client's pool (the Client itself) or a Session's bound connection
     (``_bound.BoundConnection``). ``_sent`` is told once the request left
     (``at``: the time just before it was sent), ``_checkin`` once it was
-    answered (also by an error reply), ``_discard`` when the connection
-    failed or timed out (it must be disconnected)."""
+    answered (``refused``: by an error reply, which leaves the connection
+    usable), ``_discard`` when the connection failed or timed out (it must
+    be disconnected)."""
 
     def _checkout(self, ep: Endpoint) -> redis.Connection: ...
 
     def _sent(self, conn: redis.Connection, args: Tuple[Any, ...], at: float) -> None: ...
 
-    def _checkin(self, ep: Endpoint, conn: redis.Connection, sent_at: float) -> None: ...
+    def _checkin(self, ep: Endpoint, conn: redis.Connection, sent_at: float, refused: bool = False) -> None: ...
 
     def _discard(self, conn: redis.Connection) -> None: ...
 
@@ -156,7 +157,7 @@ class Client:
     def _sent(self, conn: redis.Connection, args: Tuple[Any, ...], at: float) -> None:
         pass
 
-    def _checkin(self, ep: Endpoint, conn: redis.Connection, sent_at: float) -> None:
+    def _checkin(self, ep: Endpoint, conn: redis.Connection, sent_at: float, refused: bool = False) -> None:
         with self._mu:
             self._idle.setdefault(ep, []).append(conn)
 
@@ -201,7 +202,7 @@ class Client:
                     break
             reply = conn.read_response()
         except ResponseError:
-            lane._checkin(ep, conn, sent_at)  # an error reply: the connection is fine
+            lane._checkin(ep, conn, sent_at, refused=True)  # an error reply: the connection is fine
             raise
         except BaseException as e:
             lane._discard(conn)

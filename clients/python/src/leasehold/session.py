@@ -41,9 +41,16 @@ a paused process) is not a close: only the TTL ends the session then; nor
 is a close made by the server itself (an idle timeout, an output limit, a
 protocol error).
 
-The trade-off: whenever the session's connection is dropped on the
-client's side (a keepalive timing out) or found broken (a reset, EOF: the
-idle connection is watched between keepalives), the server may end the
+Nothing on that connection is given up at the call timeout: a keepalive
+(and the ``CLIENT SETNAME`` that names the connection, sent by the
+keepalive thread) waits for its reply until the safe deadline, so a
+blackhole shorter than the TTL closes nothing and the session is kept, as
+for any silence. A connection that a BIND did not bind (answered with an
+error reply) closes at no cost.
+
+The trade-off: whenever the session's connection is found broken (a
+reset, EOF: the idle connection is watched between keepalives) or dropped
+for another reason (a redirect elsewhere), the server may end the
 session one grace after the last moment it is known to have seen that
 connection open: the send time of the latest request answered on it (or
 of the open/BIND that bound it), the BOUND FLOOR. The safe deadline then
@@ -170,8 +177,6 @@ class Session:
         with self._mu:
             self._deadline = sent + ttl - self.drift_bound
             self._deadline_cause = NO_KEEPALIVE
-        if self._bound is not None:
-            self._name_bound_connection()
         self._thread = threading.Thread(target=self._run, name=f"leasehold-keepalive-{self.id}", daemon=True)
         self._thread.start()
 
@@ -262,6 +267,8 @@ class Session:
 
     def _run(self) -> None:
         try:
+            if self._bound is not None:
+                self._name_bound_connection()
             self._keepalive_loop()
         finally:
             with self._mu:
@@ -332,13 +339,17 @@ class Session:
 
     def _name_bound_connection(self) -> None:
         """Names the session's connection for CLIENT LIST-style tools and logs
-        (this one and the ones after a reconnect), unless the client has a name."""
+        (this one and the ones after a reconnect), unless the client has a
+        name. On the keepalive thread, awaited until the safe deadline as a
+        keepalive is: given up at the call timeout, the connection would be
+        closed, a close the server counts (silence is not a close)."""
         assert self._bound is not None
         if self.client.options.connection_kwargs.get("client_name"):
             return
         self._bound.name = f"leasehold-py-session-{self.id}"
         try:
-            self.client.call("CLIENT", "SETNAME", self._bound.name, retry=False, via=self._bound)
+            self.client.call("CLIENT", "SETNAME", self._bound.name, retry=False, via=self._bound,
+                             timeout=max(0.0, self.safe_deadline() - time.monotonic()))
         except LeaseholdError:
             pass  # a broken connection was dropped (on_drop ran); the next one carries the name
 

@@ -60,9 +60,9 @@ class BoundConnection:
         if conn is self._conn:
             self._floor.sent(args, at)
 
-    def _checkin(self, ep: Endpoint, conn: aioredis.Connection, sent_at: float) -> None:
+    def _checkin(self, ep: Endpoint, conn: aioredis.Connection, sent_at: float, refused: bool = False) -> None:
         if conn is self._conn:
-            self._floor.answered(sent_at)
+            self._floor.answered(sent_at, refused)
 
     async def _discard(self, conn: aioredis.Connection) -> None:
         if conn is self._conn:

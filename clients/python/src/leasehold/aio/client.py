@@ -41,7 +41,7 @@ class _Lane(Protocol):
 
     def _sent(self, conn: aioredis.Connection, args: Tuple[Any, ...], at: float) -> None: ...
 
-    def _checkin(self, ep: Endpoint, conn: aioredis.Connection, sent_at: float) -> None: ...
+    def _checkin(self, ep: Endpoint, conn: aioredis.Connection, sent_at: float, refused: bool = False) -> None: ...
 
     async def _discard(self, conn: aioredis.Connection) -> None: ...
 
@@ -112,7 +112,7 @@ class Client:
     def _sent(self, conn: aioredis.Connection, args: Tuple[Any, ...], at: float) -> None:
         pass
 
-    def _checkin(self, ep: Endpoint, conn: aioredis.Connection, sent_at: float) -> None:
+    def _checkin(self, ep: Endpoint, conn: aioredis.Connection, sent_at: float, refused: bool = False) -> None:
         self._idle.setdefault(ep, []).append(conn)
 
     async def _discard(self, conn: aioredis.Connection) -> None:
@@ -132,7 +132,7 @@ class Client:
             lane._sent(conn, args, sent_at)
             reply = await asyncio.wait_for(conn.read_response(), max(0.001, deadline - time.monotonic()))
         except ResponseError:
-            lane._checkin(ep, conn, sent_at)
+            lane._checkin(ep, conn, sent_at, refused=True)
             raise
         except BaseException as e:
             await lane._discard(conn)

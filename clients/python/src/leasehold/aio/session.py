@@ -100,8 +100,6 @@ class Session:
             sent = s._bound.answered_at  # the answered attempt: it (re)bound the session and began its TTL
         s._deadline = sent + ttl - drift
         s._deadline_cause = NO_KEEPALIVE
-        if s._bound is not None:
-            await s._name_bound_connection()
         s._task = asyncio.get_running_loop().create_task(s._run())
         return s
 
@@ -137,6 +135,8 @@ class Session:
             self._on_lost(error)
 
     async def _run(self) -> None:
+        if self._bound is not None:
+            await self._name_bound_connection()
         next_at = time.monotonic() + self.keepalive_interval
         if self._bound is not None and not self._bound.connected:
             next_at = time.monotonic()  # naming it found the session's connection broken: re-bind now
@@ -192,8 +192,9 @@ class Session:
         if self.client.options.connection_kwargs.get("client_name"):
             return
         self._bound.name = f"leasehold-py-session-{self.id}"
-        try:
-            await self.client.call("CLIENT", "SETNAME", self._bound.name, retry=False, via=self._bound)
+        try:  # awaited until the safe deadline, as a keepalive is: see leasehold.Session
+            await self.client.call("CLIENT", "SETNAME", self._bound.name, retry=False, via=self._bound,
+                                   timeout=max(0.0, self._deadline - time.monotonic()))
         except LeaseholdError:
             pass  # a broken connection was dropped (on_drop ran); the next one carries the name
 
