@@ -22,7 +22,8 @@ std::string etcd_binary() {
   return override_path != nullptr && *override_path != '\0' ? override_path : "/usr/bin/etcd";
 }
 
-// The body of one exchange with etcd's HTTP gateway, "" when it failed.
+// The body of one HTTP/1.0 exchange with etcd (it closes the connection after
+// the response, which is how http_exchange finds the end), "" when it failed.
 std::string body_of(const Result<HttpResult>& response) { return response ? response->body : std::string(); }
 
 // etcd's JSON gateway prints uint64 fields as strings: "name":"123". 0 if absent.
@@ -186,7 +187,8 @@ namespace {
 bool healthy_until(std::uint16_t metrics_port, const std::function<bool()>& alive, const ScaledDeadline& deadline) {
   bool ok = false;
   eventually([&] {
-    ok = body_of(http_get(metrics_port, "/health", std::chrono::seconds(1))).find("\"health\":\"true\"") != std::string::npos;
+    ok = body_of(http_exchange(metrics_port, "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", std::chrono::seconds(1)))
+             .find("\"health\":\"true\"") != std::string::npos;
     return ok || !alive() || deadline.passed();
   }, deadline.left(), std::chrono::milliseconds(50));
   return ok;
