@@ -4,10 +4,11 @@
 #   make check    the fast tier, for the edit loop: builds only what the tests labelled
 #                 `check` need (release) and runs them (docs/testing.md)
 #   make test     installs also the test-only packages (install-deps.sh test), builds
-#                 (release, ASan+UBSan and the clang libFuzzer targets), runs every test
-#                 in the release build, the ASan+UBSan tier (all but the tests labelled
-#                 `long` or `no_asan`) and a short run of every fuzzer
-#   make test-long  the tests labelled `long` (cluster, torture...) under ASan+UBSan
+#                 (release and ASan+UBSan), runs every test in the release build, then
+#                 the ASan+UBSan tier (in-process, server and C++ client tests, and every
+#                 fuzz target replaying its corpus and variants of it)
+#   make test-long  everything else under ASan+UBSan (cluster, torture, the tests
+#                 labelled `long`...) and a short libFuzzer run of every fuzz target
 #   make package  builds the Debian package $(BUILD)/leasehold_<version>_<arch>.deb (docs/install.md)
 #   make fuzz     runs every fuzzer long (FUZZ_SECONDS each; docs/fuzzing.md)
 #   make torture RUNS=N  N long fault-injection runs, folded into docs/RELIABILITY.md (docs/torture.md)
@@ -94,9 +95,10 @@ check: deps-test
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
-# The ASan+UBSan tier of `make test`: the in-process tests and the server's
-# and the C++ client's real-process tests (label asan_tier, chosen in
-# tests/CMakeLists.txt), built alone (target asan_tier_tests), without the
+# The ASan+UBSan tier of `make test`: the in-process tests, the server's
+# and the C++ client's real-process tests and the fuzz targets' replays
+# (label asan_tier, chosen in tests/CMakeLists.txt and fuzz/CMakeLists.txt),
+# built alone (target asan_tier_tests), without the
 # tests labelled long (-DLEASEHOLD_LONG_TESTS=OFF: their sources are not even
 # compiled) and without the benchmarks. The rest runs under ASan in
 # `make test-long`.
@@ -107,8 +109,9 @@ test-asan: deps-test
 
 # What leaves `make test` under ASan+UBSan: every test outside the ASan tier
 # (tests/CMakeLists.txt: cluster, etcd, torture, the other clients...) and
-# the tests labelled long. The release tier of `make test` runs all of them.
-test-long: build-asan
+# the tests labelled long (the release tier of `make test` runs all of
+# them), and the short libFuzzer runs.
+test-long: build-asan test-fuzz
 	cd $(BUILD_ASAN) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 900 -LE '^(no_asan|asan_tier)$$'
 	cd $(BUILD_ASAN) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 900 -L '^asan_tier$$' -L '^long$$' -LE '^no_asan$$'
 
@@ -116,7 +119,7 @@ test-long: build-asan
 test-fuzz: build-fuzz
 	cd $(BUILD_FUZZ) && ctest --output-on-failure -j $(JOBS) -L fuzz --timeout 300
 
-test: test-release test-asan test-fuzz
+test: test-release test-asan
 
 # Long fuzzing, niced (scripts/fuzz-long.sh): each libFuzzer target
 # FUZZ_SECONDS, then the network fuzzer against the ASan server for

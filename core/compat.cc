@@ -12,8 +12,6 @@
 namespace leasehold::core::detail {
 namespace {
 
-std::string num(std::uint64_t v) { return std::to_string(v); }
-
 Reply check_value(const Limits& lim, std::string_view value) {
   if (value.size() > lim.max_value_bytes) {
     return Reply::fail(ErrorCode::kLimitExceeded, "value is " + num(value.size()) +

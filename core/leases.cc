@@ -15,8 +15,6 @@
 namespace leasehold::core::detail {
 namespace {
 
-std::string num(std::uint64_t v) { return std::to_string(v); }
-
 Holder* find_holder(Lock& l, SessionId session) {
   const auto it = std::find_if(l.holders.begin(), l.holders.end(),
                                [session](const Holder& h) { return h.session == session; });

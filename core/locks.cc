@@ -9,8 +9,6 @@
 namespace leasehold::core::detail {
 namespace {
 
-std::string num(std::uint64_t v) { return std::to_string(v); }
-
 const char* mode_name(LockMode m) {
   switch (m) {
     case LockMode::kExclusive: return "exclusive";

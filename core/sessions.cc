@@ -19,8 +19,6 @@
 namespace leasehold::core::detail {
 namespace {
 
-std::string num(std::uint64_t v) { return std::to_string(v); }
-
 // "ttl_ms 0 is out of range: a session TTL must be between 100 and 3600000 ms
 // (--min-ttl-ms, --max-ttl-ms)": too low is kInvalidArgument, too high
 // kLimitExceeded.

@@ -310,6 +310,10 @@ bool grants_paused(const Ctx& c);
 Reply apply_compat_set(Ctx& c, const CompatSet& set);
 Reply apply_compat_delete(Ctx& c, const CompatDelete& del);
 
+// A number in an error message (the handlers' replies name ids, tokens
+// and limits).
+inline std::string num(std::uint64_t v) { return std::to_string(v); }
+
 // --- snapshot_encoder.cc, snapshot.cc ---
 std::string encode_snapshot(const CoreState& s);
 // Fills an empty `out` (whose limits are set); kCorruption on any bad byte.

@@ -10,10 +10,6 @@
 namespace leasehold::log {
 namespace {
 
-Status io_error(const std::string& what, const std::string& path) {
-  return Status(ErrorCode::kIoError, what + " " + path + ": " + std::strerror(errno));
-}
-
 Status write_all(int fd, std::string_view bytes, const std::string& path) {
   while (!bytes.empty()) {
     const ssize_t n = ::write(fd, bytes.data(), bytes.size());
@@ -27,6 +23,10 @@ Status write_all(int fd, std::string_view bytes, const std::string& path) {
 }
 
 }  // namespace
+
+Status io_error(const std::string& what, const std::string& path) {
+  return Status(ErrorCode::kIoError, what + " " + path + ": " + std::strerror(errno));
+}
 
 Status sync_directory(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -28,5 +28,8 @@ Status replace_file_durably_with(const std::string& path,
 Result<std::string> read_whole_file(const std::string& path);
 // fsync a directory (so a rename or unlink in it is durable).
 Status sync_directory(const std::string& dir);
+// kIoError "<what> <path>: <errno's text>"; call it right after the failing
+// call, before anything else can change errno.
+Status io_error(const std::string& what, const std::string& path);
 
 }  // namespace leasehold::log

@@ -20,12 +20,8 @@ namespace {
 
 constexpr std::string_view kHeaderMagic = "LHJRNL01";
 constexpr std::string_view kRecordMagic = "LHJR";
-constexpr std::size_t kHeaderBytes = 36;  // magic, generation, nonce, start, crc
+constexpr std::size_t kJournalHeaderBytes = 36;  // magic, generation, nonce, start, crc
 constexpr std::size_t kFirstRecordOffset = 2 * EntryJournal::kBlockBytes;
-
-Status io_error(const std::string& what, const std::string& path) {
-  return Status(ErrorCode::kIoError, what + " " + path + ": " + std::strerror(errno));
-}
 
 std::size_t round_up_to_blocks(std::size_t n) {
   return (n + EntryJournal::kBlockBytes - 1) / EntryJournal::kBlockBytes * EntryJournal::kBlockBytes;
@@ -74,7 +70,7 @@ struct Header {
 };
 
 std::optional<Header> decode_header(std::string_view block) {
-  if (block.size() < kHeaderBytes || block.substr(0, 8) != kHeaderMagic) return std::nullopt;
+  if (block.size() < kJournalHeaderBytes || block.substr(0, 8) != kHeaderMagic) return std::nullopt;
   if (get_u32_le(block.substr(32)) != crc32_update(0, block.substr(0, 32))) return std::nullopt;
   return Header{get_u64_le(block.substr(8)), get_u64_le(block.substr(16)), get_u64_le(block.substr(24))};
 }

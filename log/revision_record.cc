@@ -8,7 +8,7 @@
 namespace leasehold::log {
 namespace {
 
-constexpr std::string_view kMagic = "LHREV001";
+constexpr std::string_view kRevisionMagic = "LHREV001";
 constexpr std::size_t kBodyBytes = 8 + 4 * 8 + 1;
 constexpr std::size_t kFileBytes = kBodyBytes + 4;
 
@@ -18,7 +18,7 @@ std::string revision_record_path_a(const std::string& dir) { return dir + "/revi
 std::string revision_record_path_b(const std::string& dir) { return dir + "/revision-record.b"; }
 
 std::string encode_revision_record(const RevisionRecord& r) {
-  std::string out(kMagic);
+  std::string out(kRevisionMagic);
   put_u64_le(out, r.reserved_through);
   put_u64_le(out, r.durable_revision);
   put_u64_le(out, r.max_ttl_ms);
@@ -33,7 +33,7 @@ Result<RevisionRecord> decode_revision_record(std::string_view bytes) {
   if (bytes.size() != kFileBytes) {
     return corrupt("is " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(kFileBytes));
   }
-  if (bytes.substr(0, kMagic.size()) != kMagic) return corrupt("bad magic");
+  if (bytes.substr(0, kRevisionMagic.size()) != kRevisionMagic) return corrupt("bad magic");
   if (get_u32_le(bytes.substr(kBodyBytes, 4)) != crc32_update(0, bytes.substr(0, kBodyBytes))) {
     return corrupt("checksum mismatch");
   }

@@ -16,8 +16,8 @@
 namespace leasehold::log {
 namespace {
 
-constexpr std::string_view kMagic = "LHSNAP01";
-constexpr std::size_t kHeaderBytes = 8 + 8 + 8 + 4;
+constexpr std::string_view kSnapshotMagic = "LHSNAP01";
+constexpr std::size_t kSnapshotHeaderBytes = 8 + 8 + 8 + 4;
 constexpr std::string_view kPrefix = "snapshot-";
 constexpr std::string_view kSuffix = ".bin";
 constexpr std::size_t kDigits = 20;
@@ -33,10 +33,6 @@ std::string header_fields(LogIndex index, std::uint64_t length) {
   return fields;
 }
 
-Status io_error(const std::string& what, const std::string& path) {
-  return Status(ErrorCode::kIoError, what + " " + path + ": " + std::strerror(errno));
-}
-
 }  // namespace
 
 std::string snapshot_path(const std::string& dir, LogIndex index) {
@@ -47,7 +43,7 @@ std::string snapshot_path(const std::string& dir, LogIndex index) {
 
 Status write_snapshot_file(const std::string& dir, LogIndex index, std::string_view bytes) {
   const std::string path = snapshot_path(dir, index);
-  std::string header(kMagic);
+  std::string header(kSnapshotMagic);
   const std::string fields = header_fields(index, bytes.size());
   header += fields;
   put_u32_le(header, snapshot_crc(fields, bytes));
@@ -64,7 +60,7 @@ Result<std::unique_ptr<SnapshotFileWriter>> SnapshotFileWriter::create(const std
   if (fd < 0) return io_error("create", tmp);
   std::unique_ptr<SnapshotFileWriter> writer(new SnapshotFileWriter(std::move(path), index, fd));
   // The header's place; finish() writes it.
-  if (Status st = writer->append(std::string(kHeaderBytes, '\0')); !st) return st;
+  if (Status st = writer->append(std::string(kSnapshotHeaderBytes, '\0')); !st) return st;
   writer->length_ = 0;
   writer->payload_crc_ = 0;
   return writer;
@@ -100,7 +96,7 @@ Status SnapshotFileWriter::finish() {
   if (!failed_) return failed_;
   const std::string tmp = path_ + ".tmp";
   const std::string fields = header_fields(index_, length_);
-  std::string header(kMagic);
+  std::string header(kSnapshotMagic);
   header += fields;
   const uLong crc = ::crc32_combine(crc32_update(0, fields), payload_crc_, static_cast<z_off_t>(length_));
   put_u32_le(header, static_cast<std::uint32_t>(crc));
@@ -132,17 +128,17 @@ Result<Snapshot> read_snapshot_file(const std::string& path, LogIndex expected_i
   const auto corrupt = [&](const std::string& why) {
     return Status(ErrorCode::kCorruption, "snapshot file " + path + ": " + why);
   };
-  if (data.size() < kHeaderBytes) return corrupt("truncated header");
+  if (data.size() < kSnapshotHeaderBytes) return corrupt("truncated header");
   const std::string_view view(data);
-  if (view.substr(0, 8) != kMagic) return corrupt("bad magic");
+  if (view.substr(0, 8) != kSnapshotMagic) return corrupt("bad magic");
   const LogIndex index = get_u64_le(view.substr(8, 8));
   const std::uint64_t length = get_u64_le(view.substr(16, 8));
   const std::uint32_t stored_crc = get_u32_le(view.substr(24, 4));
-  if (length != data.size() - kHeaderBytes) {
+  if (length != data.size() - kSnapshotHeaderBytes) {
     return corrupt("length field " + std::to_string(length) + " but " +
-                   std::to_string(data.size() - kHeaderBytes) + " payload bytes");
+                   std::to_string(data.size() - kSnapshotHeaderBytes) + " payload bytes");
   }
-  if (stored_crc != snapshot_crc(view.substr(8, 16), view.substr(kHeaderBytes))) {
+  if (stored_crc != snapshot_crc(view.substr(8, 16), view.substr(kSnapshotHeaderBytes))) {
     return corrupt("checksum mismatch");
   }
   if (index != expected_index) {
@@ -151,7 +147,7 @@ Result<Snapshot> read_snapshot_file(const std::string& path, LogIndex expected_i
   }
   Snapshot snap;
   snap.index = index;
-  snap.bytes = data.substr(kHeaderBytes);
+  snap.bytes = data.substr(kSnapshotHeaderBytes);
   return snap;
 }
 

@@ -1,10 +1,6 @@
 #include "testkit/etcd_cluster.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,6 +9,7 @@
 #include <thread>
 
 #include "testkit/eventually.h"
+#include "testkit/http_client.h"
 #include "testkit/net.h"
 
 namespace leasehold::testing {
@@ -25,34 +22,9 @@ std::string etcd_binary() {
   return override_path != nullptr && *override_path != '\0' ? override_path : "/usr/bin/etcd";
 }
 
-// One HTTP/1.0 exchange on 127.0.0.1:port; the whole response, "" on failure.
-std::string http_exchange(std::uint16_t port, const std::string& request) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return "";
-  timeval tv{1, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
-      char buf[4096];
-      ssize_t n = 0;
-      while (response.size() < 65536 && (n = ::recv(fd, buf, sizeof buf, 0)) > 0) {
-        response.append(buf, static_cast<std::size_t>(n));
-      }
-    }
-  }
-  ::close(fd);
-  return response;
-}
-
-std::string http_get(std::uint16_t port, const std::string& path) {
-  return http_exchange(port, "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-}
+// The body of one HTTP/1.0 exchange with etcd (it closes the connection after
+// the response, which is how http_exchange finds the end), "" when it failed.
+std::string body_of(const Result<HttpResult>& response) { return response ? response->body : std::string(); }
 
 // etcd's JSON gateway prints uint64 fields as strings: "name":"123". 0 if absent.
 std::uint64_t json_uint(const std::string& json, const std::string& name) {
@@ -215,7 +187,8 @@ namespace {
 bool healthy_until(std::uint16_t metrics_port, const std::function<bool()>& alive, const ScaledDeadline& deadline) {
   bool ok = false;
   eventually([&] {
-    ok = http_get(metrics_port, "/health").find("\"health\":\"true\"") != std::string::npos;
+    ok = body_of(http_exchange(metrics_port, "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", std::chrono::seconds(1)))
+             .find("\"health\":\"true\"") != std::string::npos;
     return ok || !alive() || deadline.passed();
   }, deadline.left(), std::chrono::milliseconds(50));
   return ok;
@@ -247,10 +220,11 @@ int EtcdCluster::leader(std::chrono::milliseconds timeout, int skip) {
         for (int i = 0; i < size(); ++i) {
           if (i == skip || !running(i)) continue;
           // The maintenance Status API through etcd's JSON gateway.
-          const std::string status = http_exchange(
+          const std::string status = body_of(http_exchange(
               client_port(i),
               "POST /v3/maintenance/status HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-              "Content-Length: 2\r\n\r\n{}");
+              "Content-Length: 2\r\n\r\n{}",
+              std::chrono::seconds(1)));
           const std::uint64_t self = json_uint(status, "member_id");
           if (self != 0 && json_uint(status, "leader") == self) {
             found = i;

@@ -26,7 +26,7 @@ void register_completion(CLI::App& app) {
   });
 }
 
-const bool registered = add_subcommand(&register_completion);
+const bool completion_registered = add_subcommand("completion", &register_completion);
 
 }  // namespace
 }  // namespace leasehold::tools

@@ -210,7 +210,7 @@ void register_demo(CLI::App& app) {
   register_redlock(demo_cmd);
 }
 
-const bool registered = add_subcommand(&register_demo);
+const bool demo_registered = add_subcommand("demo", &register_demo);
 
 }  // namespace
 }  // namespace leasehold::tools

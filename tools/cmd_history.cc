@@ -82,7 +82,7 @@ void register_history(CLI::App& app) {
   });
 }
 
-const bool registered = add_subcommand(&register_history);
+const bool history_registered = add_subcommand("history", &register_history);
 
 }  // namespace
 }  // namespace leasehold::tools

@@ -66,7 +66,7 @@ void register_info(CLI::App& app) {
   });
 }
 
-const bool registered = add_subcommand(&register_info);
+const bool info_registered = add_subcommand("info", &register_info);
 
 }  // namespace
 }  // namespace leasehold::tools

@@ -284,7 +284,7 @@ void register_lock(CLI::App& app) {
   });
 }
 
-const bool registered = add_subcommand(&register_lock);
+const bool lock_registered = add_subcommand("lock", &register_lock);
 
 }  // namespace
 }  // namespace leasehold::tools

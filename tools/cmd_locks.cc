@@ -87,7 +87,7 @@ void register_locks(CLI::App& app) {
   });
 }
 
-const bool registered = add_subcommand(&register_locks);
+const bool locks_registered = add_subcommand("locks", &register_locks);
 
 }  // namespace
 }  // namespace leasehold::tools

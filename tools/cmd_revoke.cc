@@ -40,7 +40,7 @@ void register_revoke(CLI::App& app) {
   });
 }
 
-const bool registered = add_subcommand(&register_revoke);
+const bool revoke_registered = add_subcommand("revoke", &register_revoke);
 
 }  // namespace
 }  // namespace leasehold::tools

@@ -407,7 +407,7 @@ void register_server(CLI::App& app) {
   });
 }
 
-const bool registered = add_subcommand(&register_server);
+const bool server_registered = add_subcommand("server", &register_server);
 
 }  // namespace
 }  // namespace leasehold::tools

@@ -100,7 +100,7 @@ void register_session(CLI::App& app) {
   });
 }
 
-const bool registered = add_subcommand(&register_session);
+const bool session_registered = add_subcommand("session", &register_session);
 
 }  // namespace
 }  // namespace leasehold::tools

@@ -53,7 +53,7 @@ void register_status(CLI::App& app) {
   });
 }
 
-const bool registered = add_subcommand(&register_status);
+const bool status_registered = add_subcommand("status", &register_status);
 
 }  // namespace
 }  // namespace leasehold::tools

@@ -74,7 +74,7 @@ void register_transfer(CLI::App& app) {
   });
 }
 
-const bool registered = add_subcommand(&register_transfer);
+const bool transfer_registered = add_subcommand("transfer", &register_transfer);
 
 }  // namespace
 }  // namespace leasehold::tools

@@ -17,7 +17,7 @@ void register_version(CLI::App& app) {
   });
 }
 
-const bool registered = add_subcommand(&register_version);
+const bool version_registered = add_subcommand("version", &register_version);
 
 }  // namespace
 }  // namespace leasehold::tools

@@ -2,6 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <string_view>
+
 #include "tools/registry.h"
 
 namespace leasehold::tools {
@@ -13,14 +16,18 @@ void set_exit_code(int code) { g_exit_code = code; }
 int exit_code() { return g_exit_code; }
 
 void register_all(CLI::App& app) {
-  for (const auto& add : registered_subcommands()) add(app);
+  auto list = registered_subcommands();
+  std::sort(list.begin(), list.end(), [](const RegisteredSubcommand& a, const RegisteredSubcommand& b) {
+    return std::string_view(a.name) < std::string_view(b.name);
+  });
+  for (const auto& sub : list) sub.add(app);
 }
 
 }  // namespace leasehold::tools
 
 namespace leasehold::tools {
-std::vector<SubcommandRegistrar>& registered_subcommands() {
-  static std::vector<SubcommandRegistrar> list;
+std::vector<RegisteredSubcommand>& registered_subcommands() {
+  static std::vector<RegisteredSubcommand> list;
   return list;
 }
 }  // namespace leasehold::tools

@@ -14,7 +14,7 @@ namespace {
 using leasehold::testing::Subprocess;
 using leasehold::testing::TempDir;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool mentions(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(RedlockDemoCli, BothScenariosCorruptRedlockAndLeaseholdRefusesTheStaleWrite) {
   TempDir dir("demo-redlock");
@@ -27,27 +27,27 @@ TEST(RedlockDemoCli, BothScenariosCorruptRedlockAndLeaseholdRefusesTheStaleWrite
   const std::string out = leasehold::testing::read_file(dir.file("out"));
   ASSERT_TRUE(code.has_value()) << "the demo did not finish in time\n" << out;
   EXPECT_EQ(*code, 0) << out << leasehold::testing::read_file(dir.file("err"));
-  EXPECT_TRUE(contains(out, "VERDICT scenario 1 (the holder pauses past the validity): Redlock CORRUPTED (A and B "
+  EXPECT_TRUE(mentions(out, "VERDICT scenario 1 (the holder pauses past the validity): Redlock CORRUPTED (A and B "
                             "both held the lock; A's stale write replaced B's); leasehold SAFE (A's write with token "))
       << out;
-  EXPECT_TRUE(contains(out, "VERDICT scenario 2 (one Redis server's clock jumps forward): Redlock CORRUPTED")) << out;
-  EXPECT_FALSE(contains(out, "[UNEXPECTED]")) << out;
-  EXPECT_TRUE(contains(out, "DOUBLE GRANT")) << out;
-  EXPECT_TRUE(contains(out, "acquired Redlock demo/job-42/clock-redlock on 3/5 servers")) << out;
-  EXPECT_TRUE(contains(out, "write REJECTED stale token")) << out;
+  EXPECT_TRUE(mentions(out, "VERDICT scenario 2 (one Redis server's clock jumps forward): Redlock CORRUPTED")) << out;
+  EXPECT_FALSE(mentions(out, "[UNEXPECTED]")) << out;
+  EXPECT_TRUE(mentions(out, "DOUBLE GRANT")) << out;
+  EXPECT_TRUE(mentions(out, "acquired Redlock demo/job-42/clock-redlock on 3/5 servers")) << out;
+  EXPECT_TRUE(mentions(out, "write REJECTED stale token")) << out;
   // Scenario 2's leasehold side is a real clock fault (libfaketime is a test
   // dependency): the fast-clock server expired A's session by itself, and
   // the stale write was still refused (the verdict above says SAFE).
-  EXPECT_FALSE(contains(out, "LOCK.REVOKE")) << out;
-  EXPECT_TRUE(contains(out, "the leasehold server's clock runs 2x fast (libfaketime")) << out;
-  EXPECT_TRUE(contains(out, "the server's fast clock expired A's session after")) << out;
-  EXPECT_TRUE(contains(out, "VERDICT scenario 2 (one Redis server's clock jumps forward): Redlock CORRUPTED (A and "
+  EXPECT_FALSE(mentions(out, "LOCK.REVOKE")) << out;
+  EXPECT_TRUE(mentions(out, "the leasehold server's clock runs 2x fast (libfaketime")) << out;
+  EXPECT_TRUE(mentions(out, "the server's fast clock expired A's session after")) << out;
+  EXPECT_TRUE(mentions(out, "VERDICT scenario 2 (one Redis server's clock jumps forward): Redlock CORRUPTED (A and "
                             "B both held the lock; A's stale write replaced B's); leasehold SAFE (A's write with "
                             "token "))
       << out;
-  EXPECT_TRUE(contains(out, "final record: writer=A \"billing job-42 result computed by worker A under Redlock\""))
+  EXPECT_TRUE(mentions(out, "final record: writer=A \"billing job-42 result computed by worker A under Redlock\""))
       << out;
-  EXPECT_TRUE(contains(out, "final record: writer=B \"billing job-42 result computed by worker B under token")) << out;
+  EXPECT_TRUE(mentions(out, "final record: writer=B \"billing job-42 result computed by worker B under token")) << out;
 }
 
 TEST(RedlockDemoCli, BadTtlIsAUsageError) {
@@ -76,9 +76,9 @@ TEST(RedlockVerdict, Texts) {
   redlock.outcome = Outcome::kBroken;
   redlock.broken = "worker B: no majority";
   const std::string v = redlock_verdict(RedlockScenario::kClockJump, redlock, lh, false);
-  EXPECT_TRUE(contains(v, "scenario 2 (one Redis server's clock jumps forward)")) << v;
-  EXPECT_TRUE(contains(v, "Redlock run BROKEN (worker B: no majority)")) << v;
-  EXPECT_TRUE(contains(v, "[UNEXPECTED]")) << v;
+  EXPECT_TRUE(mentions(v, "scenario 2 (one Redis server's clock jumps forward)")) << v;
+  EXPECT_TRUE(mentions(v, "Redlock run BROKEN (worker B: no majority)")) << v;
+  EXPECT_TRUE(mentions(v, "[UNEXPECTED]")) << v;
   RedlockDemoReport empty;
   EXPECT_FALSE(empty.all_as_expected());
 }

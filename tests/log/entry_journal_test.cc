@@ -17,8 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 constexpr std::size_t kBlock = EntryJournal::kBlockBytes;
 
-std::unique_ptr<EntryJournal> open_or_die(const std::string& path, std::size_t bytes = 16 * kBlock,
-                                          LogIndex start = 1) {
+std::unique_ptr<EntryJournal> open_journal_or_die(const std::string& path, std::size_t bytes = 16 * kBlock,
+                                                  LogIndex start = 1) {
   auto j = EntryJournal::open(path, bytes, start);
   EXPECT_TRUE(j.is_ok()) << j.status().to_string();
   return j.is_ok() ? std::move(j.value()) : nullptr;
@@ -34,7 +34,7 @@ void flip_byte(const std::string& path, std::size_t offset) {
 
 // A journal at `path` holding entries 1..last ("entry 1", ...), closed.
 void write_numbered(const std::string& path, LogIndex last) {
-  auto j = open_or_die(path);
+  auto j = open_journal_or_die(path);
   ASSERT_NE(j, nullptr);
   for (LogIndex i = 1; i <= last; ++i) ASSERT_TRUE(j->append(i, "entry " + std::to_string(i), true).is_ok());
 }
@@ -43,7 +43,7 @@ TEST(EntryJournal, CreatedZeroFilledAndRecordsComeBackAfterReopen) {
   leasehold::testing::TempDir dir("journal");
   const std::string path = dir.file("journal");
   {
-    auto j = open_or_die(path, 10 * kBlock + 1, 7);
+    auto j = open_journal_or_die(path, 10 * kBlock + 1, 7);
     ASSERT_NE(j, nullptr);
     EXPECT_EQ(j->size_bytes(), 11 * kBlock);  // rounded up to whole blocks
     EXPECT_EQ(j->next_index(), 7u);
@@ -53,7 +53,7 @@ TEST(EntryJournal, CreatedZeroFilledAndRecordsComeBackAfterReopen) {
     ASSERT_TRUE(j->append(9, "", true).is_ok());
   }
   EXPECT_EQ(fs::file_size(path), 11 * kBlock);  // written in place
-  auto j = open_or_die(path);
+  auto j = open_journal_or_die(path);
   ASSERT_NE(j, nullptr);
   const EntryJournal::Recovered r = j->take_recovered();
   EXPECT_EQ(r.start_index, 7u);
@@ -70,7 +70,7 @@ TEST(EntryJournal, ATornLastRecordEndsTheJournal) {
   const std::string path = dir.file("journal");
   write_numbered(path, 3);
   flip_byte(path, 4 * kBlock + 22);  // the payload of entry 3 (block 4)
-  auto j = open_or_die(path);
+  auto j = open_journal_or_die(path);
   ASSERT_NE(j, nullptr);
   EXPECT_EQ(j->take_recovered().entries.size(), 2u);
   EXPECT_EQ(j->next_index(), 3u);
@@ -94,12 +94,12 @@ TEST(EntryJournal, ANewGenerationHidesTheOldRecords) {
   leasehold::testing::TempDir dir("journal");
   const std::string path = dir.file("journal");
   {
-    auto j = open_or_die(path);
+    auto j = open_journal_or_die(path);
     for (LogIndex i = 1; i <= 5; ++i) ASSERT_TRUE(j->append(i, "old " + std::to_string(i), true).is_ok());
     ASSERT_TRUE(j->restart(6).is_ok());
     ASSERT_TRUE(j->append(6, "new 6", true).is_ok());
   }
-  auto j = open_or_die(path);
+  auto j = open_journal_or_die(path);
   const EntryJournal::Recovered r = j->take_recovered();
   EXPECT_EQ(r.start_index, 6u);
   ASSERT_EQ(r.entries.size(), 1u);  // old 2..5 still lie behind it, unread
@@ -110,12 +110,12 @@ TEST(EntryJournal, ADamagedNewestHeaderFallsBackToTheOtherSlot) {
   leasehold::testing::TempDir dir("journal");
   const std::string path = dir.file("journal");
   {
-    auto j = open_or_die(path);
+    auto j = open_journal_or_die(path);
     ASSERT_TRUE(j->append(1, "one", true).is_ok());
     ASSERT_TRUE(j->restart(2).is_ok());  // generation 2, slot 0; torn below
   }
   flip_byte(path, 30);
-  auto j = open_or_die(path);
+  auto j = open_journal_or_die(path);
   ASSERT_NE(j, nullptr);
   const EntryJournal::Recovered r = j->take_recovered();
   EXPECT_EQ(r.start_index, 1u);  // generation 1 again, its record intact
@@ -129,7 +129,7 @@ TEST(EntryJournal, ADamagedNewestHeaderFallsBackToTheOtherSlot) {
 
 TEST(EntryJournal, SpaceIsCountedInWholeBlocks) {
   leasehold::testing::TempDir dir("journal");
-  auto j = open_or_die(dir.file("journal"), 4 * kBlock);  // room for 2 blocks of records
+  auto j = open_journal_or_die(dir.file("journal"), 4 * kBlock);  // room for 2 blocks of records
   ASSERT_NE(j, nullptr);
   const std::size_t one_block = kBlock - EntryJournal::kRecordHeaderBytes;
   EXPECT_TRUE(j->fits(2 * kBlock - EntryJournal::kRecordHeaderBytes));

@@ -30,7 +30,7 @@ TEST(RevisionRecordFile, RoundTripAndDamage) {
 }
 
 TEST(RevisionRecordFile, TwoCopiesStandInForEachOther) {
-  testing::TempDir dir("revision-record");
+  leasehold::testing::TempDir dir("revision-record");
   auto none = load_revision_record(dir.path());
   ASSERT_TRUE(none);
   EXPECT_EQ(none->state, State::kAbsent);

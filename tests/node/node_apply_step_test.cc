@@ -14,14 +14,9 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::NodeHarness;
+using testing::open_session_command;
 
 constexpr std::size_t kStep = 8;  // Node::Impl::kApplyStepCheck
-
-core::Command open_cmd() {
-  core::Command c;
-  c.body = core::OpenSession{10'000, "step"};
-  return c;
-}
 
 NodeOptions step_options() {
   NodeOptions o;
@@ -33,7 +28,7 @@ NodeOptions step_options() {
 // order the replies come.
 void propose_opens(NodeHarness& h, int n, std::vector<core::SessionId>& ids) {
   for (int i = 0; i < n; ++i) {
-    h.node().propose(open_cmd(), [&ids](const core::ApplyResult& r) {
+    h.node().propose(open_session_command(), [&ids](const core::ApplyResult& r) {
       ASSERT_FALSE(r.reply.is_error()) << r.reply.error.message();
       ids.push_back(r.reply.session);
     });
@@ -154,7 +149,7 @@ TEST(NodeApplyStep, CommittedButUnappliedCommandsCountAgainstTheProposalLimit) {
   // 12 committed and unapplied + 8 new = 20: the 9th new one is refused.
   propose_opens(h, static_cast<int>(kStep), ids);
   bool refused = false;
-  h.node().propose(open_cmd(), [&refused](const core::ApplyResult& r) {
+  h.node().propose(open_session_command(), [&refused](const core::ApplyResult& r) {
     refused = r.reply.is_error() && r.reply.error.code() == ErrorCode::kLimitExceeded;
   });
   ASSERT_TRUE(h.loop().run_until([&] { return refused && ids.size() == 28; }));

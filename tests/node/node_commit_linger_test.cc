@@ -10,12 +10,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::NodeHarness;
-
-core::Command open_cmd() {
-  core::Command c;
-  c.body = core::OpenSession{10'000, "linger"};
-  return c;
-}
+using testing::open_session_command;
 
 NodeOptions linger_options() {
   NodeOptions o;
@@ -29,9 +24,9 @@ NodeOptions linger_options() {
 void first_slow_batch(NodeHarness& h, int first, int queued, std::chrono::milliseconds latency, int& replies) {
   h.control().set_hold(true);
   const auto count = [&replies](const core::ApplyResult& r) { replies += r.reply.is_error() ? 0 : 1; };
-  for (int i = 0; i < first; ++i) h.node().propose(open_cmd(), count);
+  for (int i = 0; i < first; ++i) h.node().propose(open_session_command(), count);
   ASSERT_TRUE(h.loop().run_until([&] { return h.control().append_count() == 1; }));
-  for (int i = 0; i < queued; ++i) h.node().propose(open_cmd(), count);
+  for (int i = 0; i < queued; ++i) h.node().propose(open_session_command(), count);
   h.clock().advance(latency);
   h.control().set_hold(false);
   h.control().release();
@@ -49,10 +44,10 @@ TEST(NodeCommitLinger, WaitsForTheAnsweredClientsThenCommitsOneFullBatch) {
   EXPECT_EQ(*h.node().next_timer_deadline(), h.clock().now() + 200us) << "the linger's bound is a timer deadline";
   // The answered clients come back: at 2 + 8 queued the append starts at once.
   const auto count = [&replies](const core::ApplyResult& r) { replies += r.reply.is_error() ? 0 : 1; };
-  for (int i = 0; i < 7; ++i) h.node().propose(open_cmd(), count);
+  for (int i = 0; i < 7; ++i) h.node().propose(open_session_command(), count);
   h.loop().run_for(20ms);
   EXPECT_EQ(h.control().append_count(), 1);
-  h.node().propose(open_cmd(), count);
+  h.node().propose(open_session_command(), count);
   ASSERT_TRUE(h.loop().run_until([&] { return replies == 18; }));
   EXPECT_EQ(h.control().append_count(), 2) << "2 queued + 8 returning clients: one batch of 10";
   EXPECT_EQ(h.node().stats().batches_committed, 2u);
@@ -64,7 +59,7 @@ TEST(NodeCommitLinger, EndsAtItsBoundWithWhatIsQueued) {
   int replies = 0;
   first_slow_batch(h, 8, 2, 1ms, replies);
   const auto count = [&replies](const core::ApplyResult& r) { replies += r.reply.is_error() ? 0 : 1; };
-  for (int i = 0; i < 3; ++i) h.node().propose(open_cmd(), count);
+  for (int i = 0; i < 3; ++i) h.node().propose(open_session_command(), count);
   h.node().run_due_timers();  // not due yet
   h.loop().run_for(20ms);
   EXPECT_EQ(h.control().append_count(), 1);

@@ -7,12 +7,7 @@ namespace leasehold::node {
 namespace {
 
 using testing::NodeHarness;
-
-core::Command open_cmd(std::uint64_t ttl_ms = 10'000) {
-  core::Command c;
-  c.body = core::OpenSession{ttl_ms, "gc"};
-  return c;
-}
+using testing::open_session_command;
 
 TEST(NodeGroupCommit, ProposalsArrivingDuringAnAppendFormOneBatch) {
   NodeHarness h;
@@ -20,11 +15,11 @@ TEST(NodeGroupCommit, ProposalsArrivingDuringAnAppendFormOneBatch) {
   h.control().set_hold(true);
   std::vector<core::ApplyResult> replies;
   const auto record = [&replies](const core::ApplyResult& r) { replies.push_back(r); };
-  h.node().propose(open_cmd(), record);  // schedules append #1 (held)
+  h.node().propose(open_session_command(), record);  // schedules append #1 (held)
   // The start is posted behind the loop's current work (proposals read in
   // the same loop iteration share a batch); it runs once the loop drains.
   ASSERT_TRUE(h.loop().run_until([&] { return h.control().append_count() == 1; }));
-  for (int i = 0; i < 99; ++i) h.node().propose(open_cmd(), record);
+  for (int i = 0; i < 99; ++i) h.node().propose(open_session_command(), record);
   EXPECT_EQ(h.control().append_count(), 1) << "only one append may be in flight";
   EXPECT_EQ(h.node().stats().pending_proposals, 100u);
   h.control().set_hold(false);
@@ -52,7 +47,7 @@ TEST(NodeGroupCommit, BatchSizeIsCappedByCount) {
   h.open();
   h.control().set_hold(true);
   int replies = 0;
-  for (int i = 0; i < 36; ++i) h.node().propose(open_cmd(), [&replies](const core::ApplyResult&) { ++replies; });
+  for (int i = 0; i < 36; ++i) h.node().propose(open_session_command(), [&replies](const core::ApplyResult&) { ++replies; });
   h.control().set_hold(false);
   h.control().release();
   ASSERT_TRUE(h.loop().run_until([&] { return replies == 36; }));
@@ -88,7 +83,7 @@ TEST(NodeGroupCommit, ReplyAndStateChangeOnlyAfterTheAppendIsDurable) {
   h.open();
   h.control().set_hold(true);
   std::optional<core::ApplyResult> reply;
-  h.node().propose(open_cmd(), [&reply](const core::ApplyResult& r) { reply = r; });
+  h.node().propose(open_session_command(), [&reply](const core::ApplyResult& r) { reply = r; });
   h.loop().run_for(std::chrono::milliseconds(150));
   EXPECT_FALSE(reply.has_value()) << "replied before the log synced";
   EXPECT_EQ(h.node().state().session_count(), 0u) << "applied before the log synced";
@@ -109,7 +104,7 @@ TEST(NodeGroupCommit, ReplyCallbackAndEffectsComeInCommandOrder) {
   h.effects().clear();
   // Queued wait and the release that grants it, in one batch.
   h.control().set_hold(true);
-  h.node().propose(open_cmd(), nullptr);  // in flight
+  h.node().propose(open_session_command(), nullptr);  // in flight
   std::vector<std::string> order;
   core::Command wait;
   wait.body = core::Acquire{.lock = "L", .session = b, .wait = true};
@@ -187,12 +182,12 @@ TEST(NodeGroupCommit, ShutdownFlushesAcceptedProposalsThenRefuses) {
   h.control().set_hold(true);
   int ok = 0;
   for (int i = 0; i < 5; ++i) {
-    h.node().propose(open_cmd(), [&ok](const core::ApplyResult& r) { ok += r.reply.is_error() ? 0 : 1; });
+    h.node().propose(open_session_command(), [&ok](const core::ApplyResult& r) { ok += r.reply.is_error() ? 0 : 1; });
   }
   bool down = false;
   h.node().shutdown([&down] { down = true; });
   std::optional<core::ApplyResult> refused;
-  h.node().propose(open_cmd(), [&refused](const core::ApplyResult& r) { refused = r; });
+  h.node().propose(open_session_command(), [&refused](const core::ApplyResult& r) { refused = r; });
   EXPECT_FALSE(refused.has_value()) << "done must never run inside propose()";
   h.loop().run_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(down) << "shutdown finished with an append in flight";
@@ -214,7 +209,7 @@ TEST(NodeGroupCommit, TooManyPendingProposalsAreRefused) {
   h.control().set_hold(true);
   std::vector<ErrorCode> codes;
   for (int i = 0; i < 4; ++i) {
-    h.node().propose(open_cmd(), [&codes](const core::ApplyResult& r) { codes.push_back(r.reply.error.code()); });
+    h.node().propose(open_session_command(), [&codes](const core::ApplyResult& r) { codes.push_back(r.reply.error.code()); });
   }
   h.control().set_hold(false);
   h.control().release();

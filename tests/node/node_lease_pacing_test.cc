@@ -11,12 +11,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::NodeHarness;
-
-core::Command open_cmd() {
-  core::Command c;
-  c.body = core::OpenSession{10'000, "pacing"};
-  return c;
-}
+using testing::open_session_command;
 
 NodeOptions lease_options(std::chrono::microseconds interval) {
   NodeOptions o;
@@ -39,7 +34,7 @@ struct Counted {
 // One command at an idle node: answered and written at once. Returns with
 // that append completed.
 void first_write(NodeHarness& h, Counted& c) {
-  h.node().propose(open_cmd(), c.done());
+  h.node().propose(open_session_command(), c.done());
   ASSERT_TRUE(h.loop().run_until([&] { return c.replies == 1 && h.node().stats().batches_committed == 1; }));
   ASSERT_EQ(h.control().append_count(), 1);
 }
@@ -50,7 +45,7 @@ TEST(NodeLeasePacing, TheNextAppendWaitsForTheIntervalWhileRepliesDoNot) {
   Counted c;
   first_write(h, c);
   const auto started = h.clock().now();  // the first append's start (the clock did not move)
-  for (int i = 0; i < 10; ++i) h.node().propose(open_cmd(), c.done());
+  for (int i = 0; i < 10; ++i) h.node().propose(open_session_command(), c.done());
   ASSERT_TRUE(h.loop().run_until([&] { return c.replies == 11; })) << "lease mode answers before the write";
   h.node().run_due_timers();  // not due yet
   h.loop().run_for(30ms);
@@ -70,7 +65,7 @@ TEST(NodeLeasePacing, AFencePutIsWrittenWithoutWaitingAndAnsweredOnceDurable) {
   h.open();
   Counted c;
   first_write(h, c);
-  h.node().propose(open_cmd(), c.done());  // paced
+  h.node().propose(open_session_command(), c.done());  // paced
   ASSERT_TRUE(h.loop().run_until([&] { return c.replies == 2; }));
   h.loop().run_for(20ms);
   ASSERT_EQ(h.control().append_count(), 1);
@@ -96,7 +91,7 @@ TEST(NodeLeasePacing, AFencedValueIsShownOnlyOnceItsPutIsDurable) {
   NodeHarness h(lease_options(5ms));
   h.open();
   core::SessionId session = 0;
-  h.node().propose(open_cmd(), [&](const core::ApplyResult& r) { session = r.reply.session; });
+  h.node().propose(open_session_command(), [&](const core::ApplyResult& r) { session = r.reply.session; });
   ASSERT_TRUE(h.loop().run_until([&] { return session != 0; }));
   core::Command acquire;
   acquire.body = core::Acquire{"L", session};
@@ -147,7 +142,7 @@ TEST(NodeLeasePacing, ShutdownWritesAPacedChunkAtOnce) {
   h.open();
   Counted c;
   first_write(h, c);
-  for (int i = 0; i < 3; ++i) h.node().propose(open_cmd(), c.done());
+  for (int i = 0; i < 3; ++i) h.node().propose(open_session_command(), c.done());
   ASSERT_TRUE(h.loop().run_until([&] { return c.replies == 4; }));
   h.loop().run_for(20ms);
   ASSERT_EQ(h.control().append_count(), 1);
@@ -168,7 +163,7 @@ TEST(NodeLeasePacing, ShutdownWithQueuedProposalsWritesThemThroughTheLeasePath) 
   h.open();
   Counted c;
   first_write(h, c);
-  for (int i = 0; i < 3; ++i) h.node().propose(open_cmd(), c.done());
+  for (int i = 0; i < 3; ++i) h.node().propose(open_session_command(), c.done());
   bool down = false;
   h.node().shutdown([&down] { down = true; });  // before the loop ran the queued round
   ASSERT_TRUE(h.loop().run_until([&] { return down; }));
@@ -192,7 +187,7 @@ TEST(NodeLeasePacing, NoSnapshotWhileAnAppliedChunkIsBeingWritten) {
   ASSERT_TRUE(h.loop().run_until([&] { return h.control().held_snapshot_count() == 1; }))
       << "the first snapshot (index 1) is due and held";
   h.control().set_hold(true);
-  h.node().propose(open_cmd(), c.done());
+  h.node().propose(open_session_command(), c.done());
   ASSERT_TRUE(h.loop().run_until([&] { return c.replies == 2 && h.control().held_count() == 1; }))
       << "applied, answered, and its write held";
   h.control().set_hold_snapshots(false);
@@ -213,7 +208,7 @@ TEST(NodeLeasePacing, ZeroIntervalWritesBackToBack) {
   h.open();
   Counted c;
   first_write(h, c);
-  h.node().propose(open_cmd(), c.done());
+  h.node().propose(open_session_command(), c.done());
   ASSERT_TRUE(h.loop().run_until([&] { return h.node().stats().batches_committed == 2; }));
   EXPECT_EQ(h.control().append_count(), 2);
 }

@@ -189,6 +189,12 @@ void NodeHarness::fire_due_timers() {
       << "proposals from the timers still pending";
 }
 
+core::Command open_session_command(std::uint64_t ttl_ms, const std::string& owner) {
+  core::Command c;
+  c.body = core::OpenSession{ttl_ms, owner};
+  return c;
+}
+
 core::SessionId NodeHarness::open_session(std::uint64_t ttl_ms, const std::string& owner) {
   core::ApplyResult r = commit(core::OpenSession{ttl_ms, owner});
   EXPECT_FALSE(r.reply.is_error()) << r.reply.error.to_string();

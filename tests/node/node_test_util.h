@@ -61,6 +61,9 @@ struct LogControl {
 
 std::unique_ptr<log::Log> controlled(std::unique_ptr<log::Log> inner, std::shared_ptr<LogControl> control);
 
+// A session open, as a command to hand to Node::propose.
+core::Command open_session_command(std::uint64_t ttl_ms = 10'000, const std::string& owner = "t");
+
 class NodeHarness {
  public:
   explicit NodeHarness(NodeOptions options = {});

@@ -15,7 +15,7 @@
 namespace leasehold::node {
 namespace {
 
-core::Command open_session_command(core::Revision at) {
+core::Command open_session_at(core::Revision at) {
   core::Command c;
   c.now = at;
   c.body = core::OpenSession{60'000, "owner-" + std::to_string(at), ""};
@@ -24,12 +24,12 @@ core::Command open_session_command(core::Revision at) {
 
 TEST(SnapshotChild, EncodesTheStateAtTheFork) {
   core::StateMachine sm;
-  for (int i = 0; i < 1000; ++i) ASSERT_FALSE(sm.apply(open_session_command(sm.revision())).reply.is_error());
+  for (int i = 0; i < 1000; ++i) ASSERT_FALSE(sm.apply(open_session_at(sm.revision())).reply.is_error());
   const std::string at_fork = sm.snapshot();
   Result<SnapshotChild> child = SnapshotChild::start(sm);
   ASSERT_TRUE(child.is_ok()) << child.status().to_string();
   // The parent goes on changing its state while the child encodes.
-  for (int i = 0; i < 1000; ++i) ASSERT_FALSE(sm.apply(open_session_command(sm.revision())).reply.is_error());
+  for (int i = 0; i < 1000; ++i) ASSERT_FALSE(sm.apply(open_session_at(sm.revision())).reply.is_error());
   Result<std::string> bytes = child->finish();
   ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
   EXPECT_EQ(*bytes, at_fork);
@@ -38,7 +38,7 @@ TEST(SnapshotChild, EncodesTheStateAtTheFork) {
 
 TEST(SnapshotChild, AnUnfinishedChildIsKilledAndReaped) {
   core::StateMachine sm;
-  for (int i = 0; i < 100; ++i) ASSERT_FALSE(sm.apply(open_session_command(sm.revision())).reply.is_error());
+  for (int i = 0; i < 100; ++i) ASSERT_FALSE(sm.apply(open_session_at(sm.revision())).reply.is_error());
   {
     Result<SnapshotChild> child = SnapshotChild::start(sm);
     ASSERT_TRUE(child.is_ok()) << child.status().to_string();

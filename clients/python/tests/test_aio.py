@@ -150,3 +150,34 @@ def test_aio_a_blackhole_longer_than_the_call_timeout_keeps_the_session(server: 
         direct.close()
 
     asyncio.run(main())
+
+
+def test_aio_close_while_a_keepalive_waits_for_its_reply_is_a_clean_close(server: Proc) -> None:
+    """close() while the keepalive task's request is in flight on the
+    session's own connection (close grace 0): close waits for that request
+    instead of cancelling it, so the connection is not dropped before
+    SESSION.CLOSE. The session ends as closed by its owner: its lock (taken
+    with a 60 s lock-delay, which only an expiry or a connection close
+    applies) is free at once."""
+
+    async def main() -> None:
+        direct = leasehold.Client(server.endpoint, call_timeout=10.0)
+        with HoldingProxy(server.port, hold_on=b"KEEPALIVE") as proxy:
+            client = aio.Client(proxy.endpoint, call_timeout=5.0)
+            session = await aio.Session.open(client, ttl=30.0, close_grace=0.0, keepalive_interval=0.5)
+            token = await client.call("LOCK.ACQUIRE", "aio-close-inflight", session.id, "DELAY", 60_000)
+            assert isinstance(token, int) and token > 0, token
+            await wait_until_async(proxy.held.is_set, 10, "the keepalive held in the proxy")
+            closing = asyncio.create_task(session.close())
+            # deliberate: close() must be waiting on the held keepalive when the network heals.
+            await asyncio.sleep(0.3)
+            assert not closing.done()
+            proxy.heal()
+            await asyncio.wait_for(closing, timeout=scaled(10))
+            other = direct.open_session(60_000)
+            granted = direct.call("LOCK.ACQUIRE", "aio-close-inflight", other)
+            assert granted is not None, "the lock is under lock-delay: the session ended by its connection's close"
+            await client.close()
+        direct.close()
+
+    asyncio.run(main())

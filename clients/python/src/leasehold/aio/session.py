@@ -29,7 +29,7 @@ import itertools
 import math
 import secrets
 import time
-from typing import Any, Callable, Optional, Set
+from typing import Any, Awaitable, Callable, Optional, Set, TypeVar
 
 from .. import _replies
 from ..errors import (
@@ -45,6 +45,8 @@ from ..errors import (
 from ..session import BOUND_DROPPED, NO_KEEPALIVE, default_drift_bound, grace_drift_bound
 from ._bound import BoundConnection
 from .client import Client
+
+T = TypeVar("T")
 
 
 class Session:
@@ -69,6 +71,13 @@ class Session:
         self._locks: Set["Lock"] = set()
         self._task: Optional["asyncio.Task[None]"] = None
         self._closed = False
+        # Set while no request of the keepalive task is in flight on the
+        # session's own connection: close() cancels the task only then (a
+        # cancelled request drops that connection, and with a close grace the
+        # server would end the session as "closed", with lock-delay).
+        self._bound_idle = asyncio.Event()
+        self._bound_idle.set()
+        self._stopping = False
 
     @classmethod
     async def open(cls, client: Client, ttl: float = 10.0, *, owner: str = "",
@@ -134,13 +143,22 @@ class Session:
         if not closing and self._on_lost is not None:
             self._on_lost(error)
 
+    async def _on_bound(self, request: Awaitable[T]) -> T:
+        """Awaits a request sent on the session's own connection; close()
+        waits for it rather than cancel it (see ``_bound_idle``)."""
+        self._bound_idle.clear()
+        try:
+            return await request
+        finally:
+            self._bound_idle.set()
+
     async def _run(self) -> None:
         if self._bound is not None:
-            await self._name_bound_connection()
+            await self._on_bound(self._name_bound_connection())
         next_at = time.monotonic() + self.keepalive_interval
         if self._bound is not None and not self._bound.connected:
             next_at = time.monotonic()  # naming it found the session's connection broken: re-bind now
-        while True:
+        while not self._stopping:
             now = time.monotonic()
             if now >= self._deadline:
                 self._lose(TimedOut(self._deadline_cause))
@@ -153,9 +171,9 @@ class Session:
             if sent >= self._deadline or sent < next_at:
                 continue
             try:
-                granted = await self.client.keepalive(self.id, timeout=self._deadline - sent,
-                                                      bind=self._bound is not None, via=self._bound,
-                                                      on_reconnect=self._check_deadline)
+                granted = await self._on_bound(self.client.keepalive(
+                    self.id, timeout=self._deadline - sent, bind=self._bound is not None, via=self._bound,
+                    on_reconnect=self._check_deadline))
             except SessionExpired as e:
                 self._lose(e)
                 return
@@ -165,6 +183,8 @@ class Session:
             self._deadline = max(self._deadline, sent + granted / 1000.0 - self.drift_bound)
             self._deadline_cause = NO_KEEPALIVE
             next_at = sent + self.keepalive_interval
+            if self._stopping:
+                return
             for lock in list(self._locks):
                 try:
                     info = await self.client.lock_info(lock.name, timeout=self.keepalive_interval)
@@ -203,6 +223,16 @@ class Session:
             return
         self._closed = True
         if self._task is not None:
+            self._stopping = True
+            if self._bound is not None and not self._bound_idle.is_set():
+                # Let the request in flight on the session's own connection
+                # end (bounded), so that connection is not dropped before
+                # SESSION.CLOSE below: the task then returns by itself.
+                wait = min(self.client.call_timeout, max(0.0, self._deadline - time.monotonic()))
+                try:
+                    await asyncio.wait_for(self._bound_idle.wait(), timeout=wait)
+                except asyncio.TimeoutError:
+                    pass
             self._task.cancel()
             try:
                 await self._task
