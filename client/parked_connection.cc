@@ -4,6 +4,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <utility>
+
 #include "common/assert.h"
 
 namespace leasehold::client::detail {
@@ -17,21 +19,15 @@ constexpr std::uint32_t kHangUp = EPOLLRDHUP | EPOLLHUP | EPOLLERR;
 
 ParkedConnection::ParkedConnection(int wake_fd) : wake_fd_(wake_fd) {
   if (wake_fd_ < 0) return;
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  if (epoll_fd_ < 0) return;
+  UniqueFd epoll(::epoll_create1(EPOLL_CLOEXEC));
+  if (!epoll.valid()) return;
   epoll_event wake{};
   wake.events = EPOLLIN;
   wake.data.fd = wake_fd_;
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake) != 0) {
-    ::close(epoll_fd_);
-    epoll_fd_ = -1;
-  }
+  if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, wake_fd_, &wake) == 0) epoll_fd_ = std::move(epoll);
 }
 
-ParkedConnection::~ParkedConnection() {
-  release();
-  if (epoll_fd_ >= 0) ::close(epoll_fd_);
-}
+ParkedConnection::~ParkedConnection() { release(); }
 
 void ParkedConnection::park(std::unique_ptr<Connection> conn, Clock::time_point floor) {
   LEASEHOLD_ASSERT(usable() && empty() && conn != nullptr, "park needs an epoll fd and a free slot");
@@ -40,7 +36,7 @@ void ParkedConnection::park(std::unique_ptr<Connection> conn, Clock::time_point 
   hang_up.data.fd = conn->fd();
   // Cannot fail for a valid socket not yet in the set; if it did, hung_up()
   // would still see the hang-up, at the next look.
-  (void)::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, conn->fd(), &hang_up);
+  (void)::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, conn->fd(), &hang_up);
   conn_ = std::move(conn);
   floor_ = floor;
 }
@@ -53,7 +49,7 @@ bool ParkedConnection::hung_up() const {
 
 void ParkedConnection::release() {
   if (empty()) return;
-  (void)::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, conn_->fd(), nullptr);
+  (void)::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, conn_->fd(), nullptr);
   conn_.reset();
 }
 

@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "client/connection.h"
+#include "common/unique_fd.h"
 
 namespace leasehold::client::detail {
 
@@ -35,7 +36,7 @@ class ParkedConnection {
 
   // False when the epoll fd could not be made (or wake_fd is -1): then
   // nothing can be parked.
-  bool usable() const { return epoll_fd_ >= 0; }
+  bool usable() const { return epoll_fd_.valid(); }
   bool empty() const { return conn_ == nullptr; }
   // Requires usable() and empty(). `floor`: the send time of the latest
   // request answered on `conn` (or of the one that bound it).
@@ -46,11 +47,11 @@ class ParkedConnection {
   bool hung_up() const;
   // Closes the parked connection, if any.
   void release();
-  int interrupt_fd() const { return empty() ? wake_fd_ : epoll_fd_; }
+  int interrupt_fd() const { return empty() ? wake_fd_ : epoll_fd_.get(); }
 
  private:
   const int wake_fd_;
-  int epoll_fd_ = -1;
+  UniqueFd epoll_fd_;
   std::unique_ptr<Connection> conn_;
   Clock::time_point floor_;
 };
